@@ -1,0 +1,64 @@
+# Desk: `make run` sets everything up and starts the app; `make test` sets up and runs every check.
+# Both are idempotent: stamps under .stamps/ skip the steps whose inputs did not change.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMPS := .stamps
+WEB_SOURCES := $(shell find web/src web/public web/scripts -type f 2>/dev/null) \
+	web/index.html web/vite.config.js web/package.json
+PY_BUILD_INPUTS := pyproject.toml setup.py $(wildcard native/*)
+
+.PHONY: run test lint typecheck pytest package setup setup-test clean
+
+run: setup
+	$(BIN)/desk
+
+test: setup-test lint typecheck pytest
+
+setup: $(STAMPS)/system-run $(STAMPS)/venv web/dist/index.html
+setup-test: $(STAMPS)/system-test $(STAMPS)/venv web/dist/index.html
+
+$(STAMPS)/system-run: scripts/system-deps.sh
+	@mkdir -p $(STAMPS)
+	@scripts/system-deps.sh run
+	@touch $@
+
+$(STAMPS)/system-test: scripts/system-deps.sh
+	@mkdir -p $(STAMPS)
+	@scripts/system-deps.sh test
+	@touch $@ $(STAMPS)/system-run
+
+# The package is installed editable, which also compiles the cffi PTY module in place.
+$(STAMPS)/venv: $(PY_BUILD_INPUTS)
+	@mkdir -p $(STAMPS)
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "desk: Python 3.11 or newer is needed (python3 is " + sys.version.split()[0] + ")")'
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip setuptools wheel cffi
+	$(BIN)/python -m pip install -q --no-build-isolation -e '.[desktop,test,package]'
+	@touch $@
+
+web/node_modules/.package-lock.json: web/package-lock.json
+	cd web && npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+web/dist/index.html: web/node_modules/.package-lock.json $(WEB_SOURCES)
+	cd web && npm run build --silent
+	@touch $@
+
+lint: $(STAMPS)/venv
+	$(BIN)/ruff check desktop tests bench native setup.py build.spec
+	$(BIN)/ruff format --check desktop tests bench native setup.py build.spec
+
+typecheck: $(STAMPS)/venv
+	$(BIN)/mypy
+
+pytest: setup-test
+	$(BIN)/pytest -q
+
+package: setup
+	$(BIN)/pyinstaller --noconfirm --log-level WARN build.spec
+	@echo "Built dist/Desk/Desk"
+
+clean:
+	rm -rf $(STAMPS) build dist web/dist

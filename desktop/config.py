@@ -1,0 +1,155 @@
+"""Paths, settings and environment for every part of Desk.
+
+Nothing here imports the rest of the package: every part may import this module.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+# web/dist sits beside the package in a checkout; PyInstaller bundles it as desktop/web_dist.
+_WEB_DIST_CANDIDATES = (PACKAGE_DIR / "web_dist", PACKAGE_DIR.parent / "web" / "dist")
+
+
+def web_dist_dir() -> Path:
+    override = os.environ.get("DESK_WEB_DIST")
+    if override:
+        return Path(override).resolve()
+    for candidate in _WEB_DIST_CANDIDATES:
+        if (candidate / "index.html").is_file():
+            return candidate
+    return _WEB_DIST_CANDIDATES[-1]
+
+
+def default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "desk"
+
+
+def default_runtime_dir() -> Path:
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if xdg and os.path.isdir(xdg):
+        return Path(xdg) / "desk"
+    return Path(tempfile.gettempdir()) / f"desk-{os.getuid()}"
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create `path` (and parents) and make sure only the owner can enter it (0700)."""
+    path.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if stat.S_IMODE(path.stat().st_mode) != 0o700:
+        path.chmod(0o700)
+    return path
+
+
+def write_private_file(path: Path, data: str | bytes) -> None:
+    """Atomically replace `path` with `data`, readable by the owner only (0600)."""
+    raw = data.encode() if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(raw)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_json_file(path: Path) -> dict[str, object] | None:
+    """The JSON object stored at `path`; None when missing; ValueError when corrupt."""
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    value = json.loads(raw)
+    if not isinstance(value, dict):
+        raise ValueError(f"{path} does not hold a JSON object")
+    return value
+
+
+@dataclass(frozen=True)
+class ProviderSettings:
+    provider: str = "openai-compatible"
+    base_url: str = ""
+    model: str = ""
+    api_key: str = field(default="", repr=False)
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path
+    runtime_dir: Path
+    provider: ProviderSettings
+    pty_ring_bytes: int = 2 * 1024 * 1024
+    pty_host_idle_exit_seconds: float = 600.0
+
+    @property
+    def database_path(self) -> Path:
+        return self.data_dir / "desk.sqlite3"
+
+    @property
+    def token_path(self) -> Path:
+        return self.data_dir / "auth-token"
+
+    @property
+    def saved_terminals_dir(self) -> Path:
+        return self.data_dir / "terminals"
+
+    @property
+    def service_registration_path(self) -> Path:
+        return self.runtime_dir / "service.json"
+
+    @property
+    def pty_host_registration_path(self) -> Path:
+        return self.runtime_dir / "pty-host.json"
+
+    def ensure_dirs(self) -> None:
+        ensure_private_dir(self.data_dir)
+        ensure_private_dir(self.runtime_dir)
+
+
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name)
+    if not raw:
+        return default
+    try:
+        return float(raw)
+    except ValueError as exc:
+        raise ValueError(f"{name} must be a number, got {raw!r}") from exc
+
+
+def load_settings(data_dir: str | Path | None = None, runtime_dir: str | Path | None = None) -> Settings:
+    """Settings from arguments first, then DESK_* environment variables, then defaults."""
+    data = Path(data_dir or os.environ.get("DESK_DATA_DIR") or default_data_dir()).expanduser()
+    runtime = Path(
+        runtime_dir or os.environ.get("DESK_RUNTIME_DIR") or default_runtime_dir()
+    ).expanduser()
+    provider = ProviderSettings(
+        provider=os.environ.get("DESK_PROVIDER", "openai-compatible"),
+        base_url=os.environ.get("DESK_BASE_URL", ""),
+        model=os.environ.get("DESK_MODEL", ""),
+        api_key=os.environ.get("DESK_API_KEY", ""),
+    )
+    return Settings(
+        data_dir=data.resolve(),
+        runtime_dir=runtime.resolve(),
+        provider=provider,
+        pty_ring_bytes=int(_env_float("DESK_PTY_RING_BYTES", 2 * 1024 * 1024)),
+        pty_host_idle_exit_seconds=_env_float("DESK_PTY_HOST_IDLE_EXIT", 600.0),
+    )
+
+
+def desk_command(*args: str) -> list[str]:
+    """argv that runs `desk <args>` with this same installation (a PyInstaller bundle or not)."""
+    if getattr(sys, "frozen", False):
+        return [sys.executable, *args]
+    return [sys.executable, "-m", "desktop", *args]

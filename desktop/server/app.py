@@ -1,0 +1,50 @@
+"""The aiohttp application of the Desk service: middlewares, routes, lifecycle."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from aiohttp import web
+
+from desktop.config import Settings, web_dist_dir
+from desktop.server.appkeys import EVENTS, SETTINGS, STORE, TOKEN
+from desktop.server.auth import make_auth_middleware
+from desktop.server.errors import error_middleware
+from desktop.server.events import EventBus
+from desktop.server.routes_core import api_not_found, setup_core_routes
+from desktop.server.terminals import setup_terminals
+from desktop.server.webui import WebUI
+from desktop.store.db import Store
+
+MAX_BODY_BYTES = 4 * 1024 * 1024
+
+
+def create_app(settings: Settings, *, token: str) -> web.Application:
+    settings.ensure_dirs()
+    app = web.Application(
+        middlewares=[error_middleware, make_auth_middleware(token)],
+        client_max_size=MAX_BODY_BYTES,
+    )
+    app[SETTINGS] = settings
+    app[TOKEN] = token
+    app[EVENTS] = EventBus()
+    app[STORE] = Store(settings.database_path)
+    ui = WebUI(web_dist_dir(), token)
+
+    async def lifecycle(app: web.Application) -> AsyncIterator[None]:
+        await app[STORE].open()
+        await ui.load()
+        yield
+        await app[STORE].close()
+
+    async def end_streams(app: web.Application) -> None:
+        app[EVENTS].close()
+
+    app.cleanup_ctx.append(lifecycle)
+    app.on_shutdown.append(end_streams)
+    setup_core_routes(app)
+    setup_terminals(app)
+    # Registered last so every real route wins; /api/ never falls through to the UI.
+    app.router.add_route("*", "/api/{tail:.*}", api_not_found)
+    app.router.add_route("GET", "/{tail:.*}", ui.handle)
+    return app

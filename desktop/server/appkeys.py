@@ -1,0 +1,14 @@
+"""Typed keys for what the service keeps on its aiohttp Application."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from desktop.config import Settings
+from desktop.server.events import EventBus
+from desktop.store.db import Store
+
+SETTINGS = web.AppKey("settings", Settings)
+EVENTS = web.AppKey("events", EventBus)
+TOKEN = web.AppKey("token", str)
+STORE = web.AppKey("store", Store)

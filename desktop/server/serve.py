@@ -1,0 +1,82 @@
+"""`desk serve`: run the service in the foreground until SIGTERM/SIGINT."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import signal
+import sys
+
+from aiohttp import web
+from aiohttp.abc import AbstractAccessLogger
+
+from desktop.config import Settings
+from desktop.server.app import create_app
+from desktop.server.auth import load_or_create_token
+
+log = logging.getLogger("desk.server")
+SHUTDOWN_TIMEOUT = 3.0
+
+
+class AccessLogger(AbstractAccessLogger):
+    """Logs method, path and status, never the query string (it may carry the token)."""
+
+    def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
+        self.logger.info(
+            "%s %s %s %.1fms", request.method, request.path, response.status, time * 1000
+        )
+
+    @property
+    def enabled(self) -> bool:
+        return self.logger.isEnabledFor(logging.INFO)
+
+
+async def serve(settings: Settings, host: str, port: int) -> int:
+    settings.ensure_dirs()
+    token = await asyncio.to_thread(load_or_create_token, settings.token_path)
+    app = create_app(settings, token=token)
+    runner = web.AppRunner(
+        app,
+        access_log_class=AccessLogger,
+        access_log=logging.getLogger("desk.access"),
+        shutdown_timeout=SHUTDOWN_TIMEOUT,
+        handle_signals=False,
+    )
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, reuse_address=True)
+    try:
+        await site.start()
+    except OSError as exc:
+        await runner.cleanup()
+        print(f"desk serve: cannot listen on {host}:{port}: {exc.strerror}", file=sys.stderr)
+        return 2
+    bound_port = _bound_port(runner, port)
+    url_host = f"[{host}]" if ":" in host else host
+    ready = {"url": f"http://{url_host}:{bound_port}", "token": token, "pid": os.getpid()}
+    sys.stdout.write(json.dumps(ready) + "\n")
+    sys.stdout.flush()
+    log.info("serving on http://%s:%s (pid %s)", url_host, bound_port, os.getpid())
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        log.info("stopping")
+        await runner.cleanup()
+    return 0
+
+
+def _bound_port(runner: web.AppRunner, requested: int) -> int:
+    for address in runner.addresses:
+        if isinstance(address, tuple) and len(address) >= 2:
+            return int(address[1])
+    return requested
+
+
+def run_serve(settings: Settings, host: str, port: int) -> int:
+    return asyncio.run(serve(settings, host, port))

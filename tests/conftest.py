@@ -1,0 +1,72 @@
+"""Fixtures shared by every suite: private temp dirs, settings, a fake UI build."""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from desktop.config import Settings, load_settings
+
+
+def wait_until(
+    condition: Callable[[], object], timeout: float = 10.0, interval: float = 0.02
+) -> object:
+    """Poll `condition` until it returns something truthy; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s: {condition}")
+        time.sleep(interval)
+
+
+@pytest.fixture
+def short_runtime_dir() -> Iterator[Path]:
+    """A runtime dir with a short path: Unix socket paths are limited to ~107 bytes."""
+    path = Path(tempfile.mkdtemp(prefix="desk-t-", dir="/tmp"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+@pytest.fixture
+def settings(
+    tmp_path: Path, short_runtime_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> Settings:
+    monkeypatch.setenv("DESK_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("DESK_RUNTIME_DIR", str(short_runtime_dir / "run"))
+    loaded = load_settings()
+    loaded.ensure_dirs()
+    return loaded
+
+
+FAKE_INDEX = (
+    '<!doctype html><html><head><script type="module" src="/_assets/app-3f2a1b.js"></script>'
+    '</head><body><div id="root">embedded</div></body></html>'
+)
+
+
+@pytest.fixture
+def web_dist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A small build with the same layout as web/dist, served through DESK_WEB_DIST."""
+    dist = tmp_path / "dist"
+    (dist / "_assets").mkdir(parents=True)
+    (dist / "index.html").write_text(FAKE_INDEX)
+    (dist / "sw.js").write_text("self.addEventListener('fetch', () => {})")
+    (dist / "_assets" / "app-3f2a1b.js").write_text("console.log('embedded')")
+    (dist / "_assets" / "app-3f2a1b.js.gz").write_bytes(
+        gzip.compress(b"console.log('embedded')")
+    )
+    (dist / "_assets" / "style-9c8d7e.css").write_text("body{margin:0}")
+    (dist / "_assets" / "font-1a2b3c.woff2").write_bytes(bytes([0, 1, 2, 255]))
+    (dist / "manifest.webmanifest").write_text('{"name": "Desk"}')
+    (tmp_path / "secret.txt").write_text("outside the build")
+    monkeypatch.setenv("DESK_WEB_DIST", str(dist))
+    return dist

@@ -1,0 +1,103 @@
+"""Every row of API.md "Web UI serving", against a real socket."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from aiohttp.test_utils import TestClient
+
+IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+async def test_existing_asset_is_immutable_with_its_type(client: TestClient) -> None:
+    response = await client.get("/_assets/app-3f2a1b.js", headers={"Accept-Encoding": "identity"})
+    assert response.status == 200
+    assert await response.text() == "console.log('embedded')"
+    assert response.headers["Content-Type"].startswith("text/javascript")
+    assert response.headers["Cache-Control"] == IMMUTABLE
+
+    css = await client.get("/_assets/style-9c8d7e.css")
+    assert css.headers["Content-Type"].startswith("text/css")
+    font = await client.get("/_assets/font-1a2b3c.woff2")
+    assert font.headers["Content-Type"] == "font/woff2"
+    assert await font.read() == bytes([0, 1, 2, 255])
+
+
+async def test_precompressed_sibling_is_used_when_accepted(client: TestClient) -> None:
+    response = await client.get(
+        "/_assets/app-3f2a1b.js", headers={"Accept-Encoding": "gzip"}, auto_decompress=False
+    )
+    assert response.status == 200
+    assert response.headers["Content-Encoding"] == "gzip"
+    assert response.headers["Content-Type"].startswith("text/javascript")
+    import gzip
+
+    assert gzip.decompress(await response.read()) == b"console.log('embedded')"
+
+
+@pytest.mark.parametrize("path", ["/_assets/old.js", "/_assets/old.css", "/_assets/missing"])
+async def test_missing_asset_is_empty_404_no_store(client: TestClient, path: str) -> None:
+    response = await client.get(path)
+    assert response.status == 404
+    assert response.headers["Cache-Control"] == "no-store"
+    assert await response.read() == b""
+
+
+async def test_service_worker_is_revalidated_javascript(client: TestClient) -> None:
+    response = await client.get("/sw.js")
+    assert response.status == 200
+    assert response.headers["Cache-Control"] == "no-cache"
+    assert response.headers["Content-Type"].startswith("text/javascript")
+
+
+@pytest.mark.parametrize(
+    "path", ["/", "/index.html", "/workspace/x.js", "/assets/old.js", "/sessions/abc", "/a.b.c"]
+)
+async def test_other_paths_get_index_with_csp(client: TestClient, path: str) -> None:
+    response = await client.get(path)
+    assert response.status == 200
+    assert "embedded" in await response.text()
+    assert response.headers["Cache-Control"] == "no-cache"
+    assert response.headers["Content-Type"].startswith("text/html")
+    assert response.headers["Content-Security-Policy"].startswith("default-src 'self'")
+
+
+async def test_root_files_of_the_build_are_served(client: TestClient) -> None:
+    response = await client.get("/manifest.webmanifest")
+    assert response.status == 200
+    assert await response.json(content_type=None) == {"name": "Desk"}
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "/_assets/../index.html",
+        "/_assets/%2e%2e/index.html",
+        "/_assets/%2E%2E/%2E%2E/secret.txt",
+        "/_assets/..%2f..%2fsecret.txt",
+        "/_assets/%252e%252e/secret.txt",
+        "/../secret.txt",
+        "/%2e%2e/secret.txt",
+        "/_assets/..%5c..%5csecret.txt",
+        "/_assets/app-3f2a1b.js%00.html",
+    ],
+)
+async def test_traversal_is_404_and_never_leaks(client: TestClient, raw: str) -> None:
+    # A raw request line: HTTP clients (and browsers) would normalise the dots away.
+    reader, writer = await asyncio.open_connection(client.host, client.port)
+    writer.write(f"GET {raw} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+    await writer.drain()
+    answer = await reader.read()
+    writer.close()
+    assert b"outside the build" not in answer
+    assert answer.startswith(b"HTTP/1.1 404"), (raw, answer[:80])
+
+
+async def test_unknown_api_route_is_json_404(client: TestClient, auth: dict[str, str]) -> None:
+    for method, path in [("GET", "/api/nope"), ("POST", "/api/x/y"), ("DELETE", "/api/")]:
+        response = await client.request(method, path, headers=auth)
+        assert response.status == 404
+        body = await response.json()
+        assert body["error"]["type"] == "route.not_found"
+        assert "nope" in body["error"]["message"] or path in body["error"]["message"]
