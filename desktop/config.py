@@ -127,7 +127,9 @@ def _env_float(name: str, default: float) -> float:
         raise ValueError(f"{name} must be a number, got {raw!r}") from exc
 
 
-def load_settings(data_dir: str | Path | None = None, runtime_dir: str | Path | None = None) -> Settings:
+def load_settings(
+    data_dir: str | Path | None = None, runtime_dir: str | Path | None = None
+) -> Settings:
     """Settings from arguments first, then DESK_* environment variables, then defaults."""
     data = Path(data_dir or os.environ.get("DESK_DATA_DIR") or default_data_dir()).expanduser()
     runtime = Path(

@@ -37,9 +37,7 @@ def short_runtime_dir() -> Iterator[Path]:
 
 
 @pytest.fixture
-def settings(
-    tmp_path: Path, short_runtime_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> Settings:
+def settings(tmp_path: Path, short_runtime_dir: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
     monkeypatch.setenv("DESK_DATA_DIR", str(tmp_path / "data"))
     monkeypatch.setenv("DESK_RUNTIME_DIR", str(short_runtime_dir / "run"))
     loaded = load_settings()
@@ -61,9 +59,7 @@ def web_dist(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (dist / "index.html").write_text(FAKE_INDEX)
     (dist / "sw.js").write_text("self.addEventListener('fetch', () => {})")
     (dist / "_assets" / "app-3f2a1b.js").write_text("console.log('embedded')")
-    (dist / "_assets" / "app-3f2a1b.js.gz").write_bytes(
-        gzip.compress(b"console.log('embedded')")
-    )
+    (dist / "_assets" / "app-3f2a1b.js.gz").write_bytes(gzip.compress(b"console.log('embedded')"))
     (dist / "_assets" / "style-9c8d7e.css").write_text("body{margin:0}")
     (dist / "_assets" / "font-1a2b3c.woff2").write_bytes(bytes([0, 1, 2, 255]))
     (dist / "manifest.webmanifest").write_text('{"name": "Desk"}')

@@ -7,9 +7,10 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from desktop.config import Settings, web_dist_dir
-from desktop.server.appkeys import EVENTS, SETTINGS, STORE, TOKEN
+from desktop.server.appkeys import EVENTS, INFLIGHT, SETTINGS, STORE, TOKEN
 from desktop.server.auth import make_auth_middleware
 from desktop.server.errors import error_middleware
+from desktop.server.inflight import InFlight
 from desktop.server.events import EventBus
 from desktop.server.routes_core import api_not_found, setup_core_routes
 from desktop.server.terminals import setup_terminals
@@ -21,10 +22,12 @@ MAX_BODY_BYTES = 4 * 1024 * 1024
 
 def create_app(settings: Settings, *, token: str) -> web.Application:
     settings.ensure_dirs()
+    inflight = InFlight()
     app = web.Application(
-        middlewares=[error_middleware, make_auth_middleware(token)],
+        middlewares=[inflight.middleware, error_middleware, make_auth_middleware(token)],
         client_max_size=MAX_BODY_BYTES,
     )
+    app[INFLIGHT] = inflight
     app[SETTINGS] = settings
     app[TOKEN] = token
     app[EVENTS] = EventBus()

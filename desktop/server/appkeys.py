@@ -6,9 +6,11 @@ from aiohttp import web
 
 from desktop.config import Settings
 from desktop.server.events import EventBus
+from desktop.server.inflight import InFlight
 from desktop.store.db import Store
 
 SETTINGS = web.AppKey("settings", Settings)
 EVENTS = web.AppKey("events", EventBus)
 TOKEN = web.AppKey("token", str)
 STORE = web.AppKey("store", Store)
+INFLIGHT = web.AppKey("inflight", InFlight)

@@ -13,8 +13,8 @@ from desktop.config import write_private_file
 from desktop.server.errors import Handler, error_response
 
 COOKIE_NAME = "desk_token"
-# How the request proved the token: "bearer", "cookie", or None (a ticket-carrying connect).
-AUTH_METHOD = web.RequestKey("auth_method", str | None)  # type: ignore[arg-type]
+# How the request got in: "bearer", "cookie", or "ticket" (a connect its handler must check).
+AUTH_METHOD = web.RequestKey("auth_method", str)
 _CONNECT_PATH = re.compile(r"^/api/pty/[^/]+/connect$")
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -57,11 +57,13 @@ def make_auth_middleware(token: str) -> web.middleware:  # type: ignore[valid-ty
         if not request.path.startswith("/api/"):
             return await handler(request)
         how = request_auth(request, token)
-        request[AUTH_METHOD] = how
+        request[AUTH_METHOD] = how or "ticket"
         if how is None:
             # A WebSocket connect may instead carry a single-use ticket, checked by its handler.
-            if request.method == "GET" and "ticket" in request.query and _CONNECT_PATH.match(
-                request.path
+            if (
+                request.method == "GET"
+                and "ticket" in request.query
+                and _CONNECT_PATH.match(request.path)
             ):
                 return await handler(request)
             return error_response(

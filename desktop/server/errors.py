@@ -39,7 +39,9 @@ async def read_json_object(request: web.Request) -> dict[str, object]:
     try:
         value = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ApiError(400, "request.invalid_json", f"The request body is not valid JSON: {exc}")
+        raise ApiError(
+            400, "request.invalid_json", f"The request body is not valid JSON: {exc}"
+        ) from exc
     if not isinstance(value, dict):
         raise ApiError(400, "request.invalid", "The request body must be a JSON object.")
     return value

@@ -54,9 +54,9 @@ def index_build(dist: Path) -> dict[str, Path]:
     if not dist.is_dir():
         return files
     for path in dist.rglob("*"):
-        if not path.is_file() or path.suffix in _COMPRESSED_SUFFIXES and path.with_suffix(
-            ""
-        ).is_file():
+        # Precompressed siblings are found by FileResponse itself; they are not URLs.
+        is_sibling = path.suffix in _COMPRESSED_SUFFIXES and path.with_suffix("").is_file()
+        if not path.is_file() or is_sibling:
             continue
         files[path.relative_to(dist).as_posix()] = path
     return files

@@ -17,9 +17,7 @@ ClientFactory = Callable[..., Awaitable[TestClient]]
 
 
 @pytest.fixture
-async def client(
-    aiohttp_client: ClientFactory, settings: Settings, web_dist: Path
-) -> TestClient:
+async def client(aiohttp_client: ClientFactory, settings: Settings, web_dist: Path) -> TestClient:
     return await aiohttp_client(create_app(settings, token=TOKEN))
 
 
