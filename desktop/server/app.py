@@ -10,8 +10,8 @@ from desktop.config import Settings, web_dist_dir
 from desktop.server.appkeys import EVENTS, INFLIGHT, SETTINGS, STORE, TOKEN
 from desktop.server.auth import make_auth_middleware
 from desktop.server.errors import error_middleware
-from desktop.server.inflight import InFlight
 from desktop.server.events import EventBus
+from desktop.server.inflight import InFlight
 from desktop.server.routes_core import api_not_found, setup_core_routes
 from desktop.server.terminals import setup_terminals
 from desktop.server.webui import WebUI

@@ -40,10 +40,10 @@ class InFlight:
             if self.count == 0:
                 self._idle.set()
 
-    async def wait_idle(self, timeout: float) -> bool:
-        """True when every ordinary request finished within `timeout` seconds."""
+    async def wait_idle(self, seconds: float) -> bool:
+        """True when every ordinary request finished within `seconds`."""
         try:
-            await asyncio.wait_for(self._idle.wait(), timeout)
+            await asyncio.wait_for(self._idle.wait(), seconds)
         except TimeoutError:
             return False
         return True
