@@ -71,6 +71,8 @@ class Store:
 
         def write() -> None:
             with self._db.atomic():
-                Preference.insert(key=key, value=encoded, updated=now).on_conflict_replace().execute()
+                Preference.insert(
+                    key=key, value=encoded, updated=now
+                ).on_conflict_replace().execute()
 
         await self.run(write)

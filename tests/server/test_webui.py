@@ -101,3 +101,31 @@ async def test_unknown_api_route_is_json_404(client: TestClient, auth: dict[str,
         body = await response.json()
         assert body["error"]["type"] == "route.not_found"
         assert "nope" in body["error"]["message"] or path in body["error"]["message"]
+
+
+async def test_random_paths_never_escape_or_fail(client: TestClient) -> None:
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    segments = st.lists(
+        st.sampled_from(["..", ".", "_assets", "assets", "%2e%2e", "%2f", "secret.txt", "x", "%00"])
+        | st.text(alphabet="abc./%25\\", max_size=6),
+        max_size=6,
+    )
+    paths: list[str] = []
+
+    @settings(max_examples=150, suppress_health_check=list(HealthCheck), deadline=None)
+    @given(segments)
+    def collect(parts: list[str]) -> None:
+        paths.append("/" + "/".join(parts))
+
+    collect()
+    for raw in paths:
+        reader, writer = await asyncio.open_connection(client.host, client.port)
+        writer.write(f"GET {raw} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        await writer.drain()
+        answer = await reader.read()
+        writer.close()
+        assert b"outside the build" not in answer, raw
+        status = answer[9:12]
+        assert status in (b"200", b"404", b"400"), (raw, answer[:60])
