@@ -204,15 +204,20 @@ int desk_pty_spawn(char *const paths[], char *const argv[], char *const envp[],
         return 0;
     }
 
-    /* The child failed before exec and is exiting: reap it so no zombie is left. */
-    while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
-        ;
-    close(master);
-    if (n == (ssize_t)sizeof report) {
-        *fail_stage = report.stage;
-        return report.err != 0 ? report.err : EIO;
+    if (n < 0) {
+        /* Cannot tell whether it exec'd: make sure it is not left running unsupervised. */
+        err = errno;
+        kill(child, SIGKILL);
+    } else {
+        /* It failed before exec and is exiting (an 8-byte pipe write is never partial). */
+        err = n == (ssize_t)sizeof report && report.err != 0 ? report.err : EIO;
+        if (n == (ssize_t)sizeof report)
+            *fail_stage = report.stage;
     }
-    return n < 0 ? errno : EIO;
+    while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+        ; /* reap now, so no zombie is left behind */
+    close(master);
+    return err;
 }
 
 ssize_t desk_pty_read(int fd, char *buf, size_t len)

@@ -7,6 +7,7 @@ executable lookup and the wait/signal/foreground logic in `PtyProcessBase`.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import importlib
 import logging
@@ -217,19 +218,15 @@ class PtyProcessBase:
         # Once reaped, the pid may belong to someone else: never signal it again.
         if self._status is not None:
             return
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.pid, sig)
-        except ProcessLookupError:
-            pass
 
     def signal_foreground(self, sig: int) -> None:
         pgid = self.foreground_pgid()
         if pgid is None:
             return
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(pgid, sig)
-        except ProcessLookupError:
-            pass
 
     def poll_exit(self) -> ExitStatus | None:
         if self._status is not None:
@@ -247,7 +244,6 @@ class PtyProcessBase:
         else:
             self._status = ExitStatus(code=os.waitstatus_to_exitcode(status), signal=None)
         return self._status
-
 
 
 def spawn(

@@ -9,6 +9,7 @@ close() only closes the master fd.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import os
@@ -113,10 +114,8 @@ def _child_setup(cwd: str) -> None:
     os.chdir(cwd)
     for sig in signal.valid_signals():
         if sig not in (signal.SIGKILL, signal.SIGSTOP):
-            try:
+            with contextlib.suppress(OSError, ValueError):
                 signal.signal(sig, signal.SIG_DFL)
-            except (OSError, ValueError):
-                pass
     signal.pthread_sigmask(signal.SIG_SETMASK, set())
 
 
@@ -124,10 +123,8 @@ def _discard(process: Any) -> None:
     """Close a half-spawned child's master and reap it (it exits right after failing)."""
     process.closed = True
     process.fileobj.close()
-    try:
+    with contextlib.suppress(ChildProcessError):
         os.waitpid(process.pid, 0)
-    except ChildProcessError:
-        pass
 
 
 def spawn_fallback(request: SpawnRequest) -> FallbackPtyProcess:

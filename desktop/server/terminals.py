@@ -1,7 +1,415 @@
-"""Placeholder written by the lead so the app imports; the terminals helper replaces this file."""
+"""Terminal routes of the service: REST, connect tickets and the WebSocket relay.
 
-from aiohttp import web
+The service owns no terminal: every request goes to the PTY host (desktop.ptyhost), which
+is started on first use and outlives the service. The WebSocket handler relays frames both
+ways without buffering of its own: it reads the next frame from the host only after the
+previous one was written to the client, and client acks go to the host, so flow control is
+end to end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import re
+import weakref
+from collections.abc import AsyncIterator
+
+from aiohttp import WSMsgType, web
+
+from desktop.config import Settings
+from desktop.ptyhost.client import (
+    PtyAttachment,
+    PtyHostClient,
+    PtyHostError,
+    TextMessage,
+)
+from desktop.ptyhost.protocol import OutputFrame, dumps
+from desktop.server.appkeys import EVENTS, SETTINGS
+from desktop.server.auth import own_origin
+from desktop.server.errors import ApiError, data_response, read_json_object
+from desktop.server.events import EventBus
+from desktop.server.tickets import TicketStore
+
+log = logging.getLogger("desk.server.terminals")
+
+MAX_INPUT_MESSAGE = 1024 * 1024
+# Output frames already waiting are joined into one WebSocket message up to this size.
+COALESCE_BYTES = 1024 * 1024
+_ATTACHMENT_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+_CURSOR = re.compile(r"^[0-9]{1,19}$")
+_EVENT_TYPES = {
+    "created": "pty.created",
+    "updated": "pty.updated",
+    "exited": "pty.exited",
+    "deleted": "pty.deleted",
+}
+
+
+class TerminalService:
+    """The service's link to the PTY host, started lazily and re-established when lost."""
+
+    def __init__(self, settings: Settings, events: EventBus) -> None:
+        self.settings = settings
+        self.events = events
+        self._client: PtyHostClient | None = None
+        self._lock = asyncio.Lock()
+        self._pump: asyncio.Task[None] | None = None
+        self.sockets: weakref.WeakSet[web.WebSocketResponse] = weakref.WeakSet()
+
+    async def client(self) -> PtyHostClient:
+        """The connected client, starting the PTY host when none is running."""
+        current = self._client
+        if current is not None and not current.closed:
+            return current
+        async with self._lock:
+            if self._client is None or self._client.closed:
+                self._adopt(await PtyHostClient.ensure(self.settings))
+            assert self._client is not None
+            return self._client
+
+    async def connect_existing(self) -> None:
+        """At startup: reconnect to a PTY host that survived the previous service."""
+        async with self._lock:
+            if self._client is None or self._client.closed:
+                client = await PtyHostClient.connect(self.settings)
+                if client is not None:
+                    self._adopt(client)
+
+    def _adopt(self, client: PtyHostClient) -> None:
+        self._client = client
+        if self._pump is not None:
+            self._pump.cancel()
+        self._pump = asyncio.ensure_future(self._publish_events(client))
+
+    async def _publish_events(self, client: PtyHostClient) -> None:
+        async for event in client.events():
+            kind = _EVENT_TYPES.get(str(event.get("event")))
+            if kind is None:
+                continue
+            properties = {key: value for key, value in event.items() if key != "event"}
+            self.events.publish(kind, properties)
+
+    async def close_sockets(self) -> None:
+        for socket in list(self.sockets):
+            await socket.close(code=1001, message=b"service stopping")
+
+    async def close(self) -> None:
+        await self.close_sockets()
+        if self._pump is not None:
+            self._pump.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._pump
+        if self._client is not None:
+            await self._client.close()
+            self._client = None
+
+
+TERMINALS = web.AppKey("terminals", TerminalService)
+TICKETS = web.AppKey("terminal_tickets", TicketStore)
+
+
+def _host_error(exc: PtyHostError) -> ApiError:
+    return ApiError(exc.status, exc.type, exc.message)
+
+
+async def _call(request: web.Request) -> PtyHostClient:
+    try:
+        return await request.app[TERMINALS].client()
+    except PtyHostError as exc:
+        raise _host_error(exc) from None
+
+
+# ----- REST ---------------------------------------------------------------------------
+
+
+async def list_terminals(request: web.Request) -> web.Response:
+    group = request.query.get("group")
+    client = await _call(request)
+    try:
+        return data_response(await client.list(group))
+    except PtyHostError as exc:
+        raise _host_error(exc) from None
+
+
+async def create_terminal(request: web.Request) -> web.Response:
+    body = await read_json_object(request)
+    client = await _call(request)
+    try:
+        return data_response(await client.create(body), status=201)
+    except PtyHostError as exc:
+        raise _host_error(exc) from None
+
+
+async def get_terminal(request: web.Request) -> web.Response:
+    client = await _call(request)
+    try:
+        return data_response(await client.get(request.match_info["id"]))
+    except PtyHostError as exc:
+        raise _host_error(exc) from None
+
+
+async def update_terminal(request: web.Request) -> web.Response:
+    body = await read_json_object(request)
+    client = await _call(request)
+    try:
+        return data_response(await client.update(request.match_info["id"], body))
+    except PtyHostError as exc:
+        raise _host_error(exc) from None
+
+
+async def delete_terminal(request: web.Request) -> web.Response:
+    client = await _call(request)
+    try:
+        await client.delete(request.match_info["id"])
+    except PtyHostError as exc:
+        raise _host_error(exc) from None
+    return web.Response(status=204)
+
+
+async def terminal_snapshot(request: web.Request) -> web.Response:
+    client = await _call(request)
+    try:
+        return data_response(await client.snapshot(request.match_info["id"]))
+    except PtyHostError as exc:
+        raise _host_error(exc) from None
+
+
+async def connect_token(request: web.Request) -> web.Response:
+    if request.headers.get("X-Desk-Ticket") != "1":
+        raise ApiError(403, "ticket.header_required", "Send the header `X-Desk-Ticket: 1`.")
+    origin = request.headers.get("Origin")
+    if origin is not None and origin != own_origin(request):
+        raise ApiError(403, "ticket.origin_mismatch", "Tickets are only issued to this origin.")
+    terminal_id = request.match_info["id"]
+    client = await _call(request)
+    try:
+        await client.get(terminal_id)
+    except PtyHostError as exc:
+        raise _host_error(exc) from None
+    store = request.app[TICKETS]
+    ticket = store.issue(terminal_id)
+    return data_response({"ticket": ticket, "expires_in": round(store.ttl)})
+
+
+# ----- WebSocket --------------------------------------------------------------------------
+
+
+def _connect_params(request: web.Request) -> dict[str, object]:
+    query = request.query
+    cursor: int | None = None
+    raw_cursor = query.get("cursor")
+    if raw_cursor is not None and raw_cursor != "":
+        if not _CURSOR.match(raw_cursor):
+            raise ApiError(
+                400, "request.invalid", f"cursor must be a non-negative integer, got {raw_cursor!r}."
+            )
+        cursor = int(raw_cursor)
+    role = query.get("role", "controller")
+    if role not in ("controller", "observer"):
+        raise ApiError(400, "request.invalid", "role must be 'controller' or 'observer'.")
+    takeover_raw = query.get("takeover", "false")
+    if takeover_raw not in ("true", "false"):
+        raise ApiError(400, "request.invalid", "takeover must be 'true' or 'false'.")
+    attachment_id = query.get("attachment_id") or None
+    if attachment_id is not None and not _ATTACHMENT_ID.match(attachment_id):
+        raise ApiError(
+            400,
+            "request.invalid",
+            "attachment_id must be 1-128 letters, digits, '_', '-', '.' or ':'.",
+        )
+    epoch = query.get("epoch") or None
+    return {
+        "cursor": cursor,
+        "role": role,
+        "takeover": takeover_raw == "true",
+        "attachment_id": attachment_id,
+        "epoch": epoch,
+    }
+
+
+async def connect(request: web.Request) -> web.StreamResponse:
+    terminal_id = request.match_info["id"]
+    ticket = request.query.get("ticket")
+    if ticket is not None:
+        if not request.app[TICKETS].redeem(ticket, terminal_id):
+            raise ApiError(
+                403, "ticket.invalid", "The ticket is unknown, used, expired or for another terminal."
+            )
+    elif request.get("auth") != "bearer":
+        raise ApiError(
+            403, "ticket.required", "Connect with a ticket (POST .../connect-token) or a Bearer token."
+        )
+    params = _connect_params(request)
+    socket = web.WebSocketResponse(compress=False, max_msg_size=MAX_INPUT_MESSAGE)
+    if not socket.can_prepare(request).ok:
+        raise ApiError(400, "request.websocket_required", "This route needs a WebSocket upgrade.")
+    client = await _call(request)
+    try:
+        attachment = await client.attach(
+            terminal_id,
+            cursor=params["cursor"],  # type: ignore[arg-type]
+            attachment_id=params["attachment_id"],  # type: ignore[arg-type]
+            role=str(params["role"]),
+            takeover=bool(params["takeover"]),
+            epoch=params["epoch"],  # type: ignore[arg-type]
+        )
+    except PtyHostError as exc:
+        raise _host_error(exc) from None
+    try:
+        await socket.prepare(request)
+        service = request.app[TERMINALS]
+        service.sockets.add(socket)
+        await socket.send_str(attachment.attached_text)
+        await _relay(socket, attachment)
+    finally:
+        attachment.close()
+    return socket
+
+
+async def _relay(socket: web.WebSocketResponse, attachment: PtyAttachment) -> None:
+    outbound = asyncio.ensure_future(_host_to_client(socket, attachment))
+    try:
+        await _client_to_host(socket, attachment, outbound)
+    finally:
+        outbound.cancel()
+        with contextlib.suppress(asyncio.CancelledError, ConnectionError):
+            await outbound
+        if not socket.closed:
+            await socket.close()
+
+
+async def _host_to_client(socket: web.WebSocketResponse, attachment: PtyAttachment) -> None:
+    try:
+        while True:
+            message = await attachment.recv()
+            if message is None:
+                break
+            if isinstance(message, TextMessage):
+                await socket.send_str(message.text)
+                continue
+            pending = await _send_output(socket, attachment, message)
+            if pending is not None:
+                await socket.send_str(pending.text)
+    except (ConnectionError, PtyHostError) as exc:
+        log.debug("relay to the client ended: %s", exc)
+    await socket.close()
+
+
+async def _send_output(
+    socket: web.WebSocketResponse, attachment: PtyAttachment, first: OutputFrame
+) -> TextMessage | None:
+    """Send `first` joined with output frames already waiting; returns a text frame met."""
+    chunks = [first.data]
+    size = len(first.data)
+    pending: TextMessage | None = None
+    while size < COALESCE_BYTES:
+        ready = attachment.next_ready()
+        if ready is None:
+            break
+        if isinstance(ready, TextMessage):
+            pending = ready
+            break
+        chunks.append(ready.data)
+        size += len(ready.data)
+    await socket.send_bytes(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+    return pending
+
+
+async def _client_to_host(
+    socket: web.WebSocketResponse, attachment: PtyAttachment, outbound: asyncio.Future[None]
+) -> None:
+    async for message in _messages(socket, outbound):
+        try:
+            if message.type == WSMsgType.BINARY:
+                await attachment.send_input(message.data)
+            elif message.type == WSMsgType.TEXT:
+                parsed = _client_message(message.data)
+                if isinstance(parsed, str):
+                    await socket.send_str(dumps({"type": "error", "message": parsed}))
+                else:
+                    await attachment.send_message(parsed)
+        except PtyHostError:
+            break
+
+
+async def _messages(
+    socket: web.WebSocketResponse, outbound: asyncio.Future[None]
+) -> AsyncIterator[web.WSMessage]:
+    while not outbound.done():
+        receive = asyncio.ensure_future(socket.receive())
+        done, _ = await asyncio.wait({receive, outbound}, return_when=asyncio.FIRST_COMPLETED)
+        if receive not in done:
+            receive.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await receive
+            return
+        message = receive.result()
+        if message.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED, WSMsgType.ERROR):
+            return
+        yield message
+
+
+def _client_message(text: str) -> dict[str, object] | str:
+    """A client text frame to forward, or the error to answer it with."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return "Text frames must be JSON objects: {type: 'ack'|'resize', ...}."
+    if not isinstance(value, dict):
+        return "Text frames must be JSON objects: {type: 'ack'|'resize', ...}."
+    kind = value.get("type")
+    if kind == "ack":
+        count = value.get("bytes")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            return "An ack needs `bytes`: a non-negative integer."
+        return {"type": "ack", "bytes": count}
+    if kind == "resize":
+        cols, rows = value.get("cols"), value.get("rows")
+        for number in (cols, rows):
+            if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= 1000:
+                return "A resize needs `cols` and `rows`: integers from 1 to 1000."
+        return {"type": "resize", "cols": cols, "rows": rows}
+    return f"Unknown message type {kind!r}: expected 'ack' or 'resize'."
+
+
+# ----- setup ------------------------------------------------------------------------------
 
 
 def setup_terminals(app: web.Application) -> None:
-    return None
+    """Register the terminal routes and the PTY host link's lifecycle on the service app."""
+    app[TICKETS] = TicketStore()
+    service = TerminalService(app[SETTINGS], app[EVENTS])
+    app[TERMINALS] = service
+
+    async def lifecycle(app: web.Application) -> AsyncIterator[None]:
+        startup = asyncio.ensure_future(_connect_quietly(service))
+        yield
+        startup.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await startup
+        await service.close()
+
+    async def close_sockets(app: web.Application) -> None:
+        await service.close_sockets()
+
+    app.cleanup_ctx.append(lifecycle)
+    app.on_shutdown.append(close_sockets)
+    router = app.router
+    router.add_get("/api/pty", list_terminals)
+    router.add_post("/api/pty", create_terminal)
+    router.add_get("/api/pty/{id}", get_terminal)
+    router.add_patch("/api/pty/{id}", update_terminal)
+    router.add_delete("/api/pty/{id}", delete_terminal)
+    router.add_get("/api/pty/{id}/snapshot", terminal_snapshot)
+    router.add_post("/api/pty/{id}/connect-token", connect_token)
+    router.add_get("/api/pty/{id}/connect", connect)
+
+
+async def _connect_quietly(service: TerminalService) -> None:
+    try:
+        await service.connect_existing()
+    except PtyHostError as exc:
+        log.info("no PTY host to reconnect to: %s", exc)

@@ -1,3 +1,51 @@
-import { Terminal } from "@xterm/xterm"
-import "@xterm/xterm/css/xterm.css"
-console.log(Terminal)
+import "./styles.css"
+import { ServiceConnection, STATES } from "./connection.js"
+import { isOfflineReady, registerServiceWorker } from "./service-worker.js"
+import { installTestHooks } from "./test-hooks.js"
+import { setupThemeToggle } from "./theme.js"
+import { TerminalManager } from "./terminals/manager.js"
+
+const $ = (id) => document.getElementById(id)
+
+setupThemeToggle($("theme-toggle"))
+
+const connection = new ServiceConnection()
+const indicator = $("connection")
+connection.onState((state) => {
+  indicator.dataset.state = state
+  indicator.querySelector(".connection-label").textContent = STATES[state]
+  indicator.title = `Desk service: ${STATES[state]}`
+  $("offline-banner").hidden = state !== "offline"
+  $("signin-banner").hidden = state !== "unauthorized"
+})
+
+const terminals = new TerminalManager({
+  connection,
+  elements: {
+    strip: $("tab-strip"),
+    newTab: $("new-tab"),
+    panes: $("panes"),
+    empty: $("empty-terminals"),
+    notice: $("terminal-notice"),
+    viewOnlyBar: $("view-only-bar"),
+    takeControl: $("take-control"),
+    confirm: $("confirm-dialog"),
+    search: {
+      bar: $("search-bar"),
+      input: $("search-input"),
+      next: $("search-next"),
+      prev: $("search-prev"),
+      close: $("search-close"),
+    },
+  },
+})
+
+connection.start()
+terminals.start()
+installTestHooks({ connection, terminals, isOfflineReady })
+
+// The worker is not needed for the first paint: register it once the page has loaded.
+if (import.meta.env.PROD) {
+  if (document.readyState === "complete") registerServiceWorker()
+  else addEventListener("load", () => registerServiceWorker(), { once: true })
+}

@@ -1,0 +1,253 @@
+"""Browser-side terminal figures for the web UI.
+
+Starts `desk serve` in temporary dirs, opens the UI in headless Chromium (Debian's) and prints:
+- throughput: MB/s that xterm.js parses and renders from a 50 MB flood (`yes | head -c`),
+  acks included, in the visible tab and in a background tab, against a baseline measured in
+  the same run: the same flood read by a plain WebSocket client that acks at once and renders
+  nothing (the service + PTY host pipeline alone);
+- keystroke-to-paint latency (keydown to the xterm render that shows the echo, measured in
+  the page), p50/p99, idle and while another tab floods.
+
+Usage: .venv/bin/python bench/ui_terminal.py [--mb 50] [--keys 60]
+Prints figures; never asserts on time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from playwright.sync_api import Page, sync_playwright
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SHELL = {"command": "bash", "args": ["--norc", "--noprofile"], "env": {"PS1": "$ "}}
+
+
+class Service:
+    def __init__(self) -> None:
+        self.base = Path(tempfile.mkdtemp(prefix="desk-bench-", dir="/tmp"))
+        env = dict(os.environ, DESK_RUNTIME_DIR=str(self.base / "run"))
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "desktop",
+                "serve",
+                "--port",
+                "0",
+                "--data-dir",
+                str(self.base / "data"),
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        ready = json.loads(self.process.stdout.readline())
+        self.url: str = ready["url"]
+        self.token: str = ready["token"]
+
+    def request(self, method: str, path: str, body: object | None = None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.url + path, data=data, method=method)
+        request.add_header("Authorization", f"Bearer {self.token}")
+        request.add_header("Content-Type", "application/json")
+        with urllib.request.urlopen(request, timeout=30) as response:
+            raw = response.read()
+        return json.loads(raw)["data"] if raw else None
+
+    def close(self) -> None:
+        host_pid = None
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            host_pid = json.loads((self.base / "run" / "pty-host.json").read_text())["pid"]
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(10)
+        if isinstance(host_pid, int):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(host_pid, signal.SIGTERM)
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+def flood_command(megabytes: int, marker: str) -> str:
+    return f"yes | head -c {megabytes * 1_000_000}; echo {marker}-$((1+1))"
+
+
+async def baseline_flood(service: Service, pty_id: str, megabytes: int) -> float:
+    """Seconds for a plain WebSocket client (immediate acks, no rendering) to get the flood."""
+    marker = b"base-2"
+    headers = {"Authorization": f"Bearer {service.token}"}
+    info = service.request("GET", f"/api/pty/{pty_id}")
+    cursor = info["output"]["tail"]
+    url = f"{service.url}/api/pty/{pty_id}/connect?cursor={cursor}&attachment_id=bench-baseline"
+    async with aiohttp.ClientSession(headers=headers) as session, session.ws_connect(url) as ws:
+        while True:
+            message = await ws.receive()
+            if message.type == aiohttp.WSMsgType.TEXT:
+                if json.loads(message.data).get("type") == "replay_complete":
+                    break
+            elif message.type != aiohttp.WSMsgType.BINARY:
+                raise RuntimeError(f"socket ended: {message.type}")
+        await ws.send_bytes((flood_command(megabytes, "base") + "\r").encode())
+        start = time.perf_counter()
+        tail = b""
+        while True:
+            message = await ws.receive()
+            if message.type == aiohttp.WSMsgType.BINARY:
+                data: bytes = message.data
+                await ws.send_str(json.dumps({"type": "ack", "bytes": len(data)}))
+                tail = (tail + data)[-64:]
+                if marker + b"\r\n" in tail:
+                    return time.perf_counter() - start
+            elif message.type != aiohttp.WSMsgType.TEXT:
+                raise RuntimeError(f"socket ended: {message.type}")
+
+
+# In-page: ms from the Enter keydown to the render after the marker line was parsed.
+FLOOD_TIMER = (
+    "([id, marker]) => window.__desk.echoLatency(id, marker,"
+    " { key: 'Enter', above: 2, timeoutMs: 600000 })"
+)
+
+
+def wait_for(page: Page, expression: str, arg: object = None, timeout_ms: int = 30000) -> None:
+    page.wait_for_function(expression, arg=arg, timeout=timeout_ms)
+
+
+def attach_ui(page: Page, service: Service, count: int) -> None:
+    page.goto(f"{service.url}/?token={service.token}")
+    wait_for(
+        page,
+        "(n) => window.__desk && window.__desk.terminals().filter((t) => t.phase === 'live')"
+        ".length === n",
+        count,
+    )
+
+
+def activate(page: Page, pty_id: str) -> None:
+    page.evaluate("(id) => window.__desk.activate(id)", pty_id)
+    page.locator(f"#pane-{pty_id} .xterm").click()
+
+
+def ui_flood(page: Page, pty_id: str, megabytes: int, marker: str) -> float:
+    timer = page.evaluate_handle(FLOOD_TIMER, [pty_id, f"{marker}-2"])
+    page.keyboard.type(flood_command(megabytes, marker))
+    page.keyboard.press("Enter")
+    seconds = float(page.evaluate("(p) => p", timer)) / 1000
+    timer.dispose()
+    page.keyboard.press("Control+l")
+    return seconds
+
+
+def keystroke_latencies(page: Page, pty_id: str, keys: int) -> list[float]:
+    samples = []
+    for i in range(keys):
+        char = "abcdefghijklmnopqrstuvwxyz"[i % 26]
+        probe = page.evaluate_handle(
+            "([id, c]) => window.__desk.echoLatency(id, c)", [pty_id, char]
+        )
+        page.keyboard.press(char)
+        samples.append(float(page.evaluate("(p) => p", probe)))
+        probe.dispose()
+        if i % 20 == 19:
+            page.keyboard.press("Control+u")  # keep the line short
+    page.keyboard.press("Control+u")
+    return samples
+
+
+def percentile(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=int, default=50, help="flood size in MB")
+    parser.add_argument("--keys", type=int, default=60, help="keystrokes per latency run")
+    args = parser.parse_args()
+    if not (ROOT / "web" / "dist" / "index.html").is_file():
+        print("web/dist is missing: run `cd web && npm ci && npm run build` first")
+        return 2
+    service = Service()
+    try:
+        ids = [
+            service.request("POST", "/api/pty", {**SHELL, "title": f"bench-{n}"})["id"]
+            for n in range(3)
+        ]
+        baseline_id = service.request("POST", "/api/pty", {**SHELL, "title": "baseline"})["id"]
+        baseline = asyncio.run(baseline_flood(service, baseline_id, args.mb))
+        service.request("DELETE", f"/api/pty/{baseline_id}")
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(
+                executable_path="/usr/bin/chromium", headless=True, args=CHROMIUM_ARGS
+            )
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            attach_ui(page, service, 3)
+            visible, hidden, typing = ids
+            renderer = page.evaluate("() => window.__desk.terminals()[0].renderer")
+
+            activate(page, typing)
+            idle = keystroke_latencies(page, typing, args.keys)
+
+            activate(page, visible)
+            shown = ui_flood(page, visible, args.mb, "shown")
+
+            # Background tab: flood it, then type in another tab while it runs.
+            activate(page, hidden)
+            timer = page.evaluate_handle(FLOOD_TIMER, [hidden, "hidden-2"])
+            page.keyboard.type(flood_command(args.mb, "hidden"))
+            page.keyboard.press("Enter")
+            activate(page, typing)
+            busy = keystroke_latencies(page, typing, args.keys)
+            background = float(page.evaluate("(p) => p", timer)) / 1000
+            browser.close()
+    finally:
+        service.close()
+
+    mb = args.mb
+    print(f"renderer: {renderer}")
+    print(
+        f"baseline (WebSocket client, no rendering): {mb / baseline:8.1f} MB/s  ({baseline:.2f} s)"
+    )
+    print(
+        f"xterm.js, visible tab:                     {mb / shown:8.1f} MB/s  ({shown:.2f} s)"
+        f"  ratio vs baseline {baseline / shown:.2f}"
+    )
+    print(
+        f"xterm.js, background tab (typing meanwhile): {mb / background:6.1f} MB/s  "
+        f"({background:.2f} s)  ratio vs baseline {baseline / background:.2f}"
+    )
+    for name, samples in (("idle", idle), ("during a background flood", busy)):
+        print(
+            f"keystroke-to-paint {name}: p50 {statistics.median(samples):.1f} ms, "
+            f"p99 {percentile(samples, 0.99):.1f} ms, max {max(samples):.1f} ms "
+            f"(n={len(samples)})"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,590 @@
+"""The service's side of the PTY host: find or start the daemon, talk to it, attach.
+
+    client = await PtyHostClient.ensure(settings)
+    info = await client.create({"command": "bash", "size": {"cols": 80, "rows": 24}})
+    attachment = await client.attach(info["id"], cursor=0)
+    attachment.attached          # the `attached` message (API.md)
+    message = await attachment.recv()   # TextMessage | OutputFrame | None at the end
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import itertools
+import logging
+import os
+import subprocess
+import time
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+
+from desktop.config import Settings, desk_command
+from desktop.ptyhost.protocol import (
+    MAX_PAYLOAD,
+    PROTOCOL_VERSION,
+    Frame,
+    FrameDecoder,
+    JsonFrame,
+    OutputFrame,
+    ProtocolError,
+    encode_input,
+    encode_json,
+)
+from desktop.ptyhost.registration import (
+    Registration,
+    log_path,
+    pid_alive,
+    read_registration,
+    usable,
+)
+
+log = logging.getLogger("desk.ptyhost.client")
+
+START_TIMEOUT = 15.0
+CONNECT_TIMEOUT = 5.0
+INBOUND_LIMIT = 2 * 1024 * 1024
+EVENT_QUEUE_LIMIT = 10_000
+SHUTDOWN_WAIT = 10.0
+
+
+class PtyHostError(Exception):
+    """The PTY host refused a request; `status` is the HTTP status that fits."""
+
+    def __init__(self, type: str, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.type = type
+        self.message = message
+        self.status = status
+
+
+class PtyHostUnavailable(PtyHostError):
+    """The PTY host could not be reached (not running, died, or refused us)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("pty.host_unavailable", message, 503)
+
+
+@dataclass(frozen=True, slots=True)
+class TextMessage:
+    """A JSON message of an attachment, with its exact text for relaying."""
+
+    text: str
+    message: dict[str, object]
+
+
+AttachmentMessage = TextMessage | OutputFrame
+
+
+class FramedConnection(asyncio.Protocol):
+    """Client end of a host socket: decoded frames in a bounded inbox, writes with drain."""
+
+    def __init__(self, inbound_limit: int = INBOUND_LIMIT) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.decoder = FrameDecoder(MAX_PAYLOAD)
+        self.inbound_limit = inbound_limit
+        self._frames: collections.deque[Frame] = collections.deque()
+        self._queued = 0
+        self._reading_paused = False
+        self._waiter: asyncio.Future[None] | None = None
+        self._closed = False
+        self._error: Exception | None = None
+        self._write_paused = False
+        self._drain_waiters: list[asyncio.Future[None]] = []
+
+    # asyncio.Protocol
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            frames = self.decoder.feed(data)
+        except ProtocolError as exc:
+            self._error = exc
+            self._wake()
+            if self.transport is not None:
+                self.transport.close()
+            return
+        for frame in frames:
+            self._frames.append(frame)
+            self._queued += _frame_size(frame)
+        if self._queued > self.inbound_limit and not self._reading_paused and self.transport:
+            self.transport.pause_reading()
+            self._reading_paused = True
+        self._wake()
+
+    def eof_received(self) -> bool | None:
+        return None
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closed = True
+        self._wake()
+        for waiter in self._drain_waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        self._drain_waiters.clear()
+
+    def pause_writing(self) -> None:
+        self._write_paused = True
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        for waiter in self._drain_waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        self._drain_waiters.clear()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    # API
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def next_frame(self) -> Frame | None:
+        """A frame already received, if any (no waiting)."""
+        if not self._frames:
+            return None
+        frame = self._frames.popleft()
+        self._queued -= _frame_size(frame)
+        if self._reading_paused and self._queued <= self.inbound_limit // 2 and self.transport:
+            self._reading_paused = False
+            self.transport.resume_reading()
+        return frame
+
+    async def recv(self) -> Frame | None:
+        """The next frame; None once the connection is closed and drained."""
+        while True:
+            frame = self.next_frame()
+            if frame is not None:
+                return frame
+            if self._error is not None:
+                raise PtyHostUnavailable(f"The PTY host sent an invalid frame: {self._error}")
+            if self._closed:
+                return None
+            self._waiter = asyncio.get_running_loop().create_future()
+            try:
+                await self._waiter
+            finally:
+                self._waiter = None
+
+    def write(self, data: bytes | bytearray) -> None:
+        if self._closed or self.transport is None or self.transport.is_closing():
+            raise PtyHostUnavailable("The connection to the PTY host is closed.")
+        self.transport.write(data)
+
+    async def drain(self) -> None:
+        if self._write_paused and not self._closed:
+            waiter = asyncio.get_running_loop().create_future()
+            self._drain_waiters.append(waiter)
+            await waiter
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+
+def _frame_size(frame: Frame) -> int:
+    if isinstance(frame, JsonFrame):
+        return len(frame.text)
+    return len(frame.data) + 16
+
+
+async def open_host_connection(
+    registration: Registration, role: str, inbound_limit: int = INBOUND_LIMIT
+) -> FramedConnection:
+    """Connect to the host's socket and prove the secret; raises PtyHostUnavailable."""
+    loop = asyncio.get_running_loop()
+    try:
+        async with asyncio.timeout(CONNECT_TIMEOUT):
+            _, connection = await loop.create_unix_connection(
+                lambda: FramedConnection(inbound_limit), registration.socket
+            )
+            connection.write(
+                encode_json(
+                    {
+                        "type": "hello",
+                        "secret": registration.secret,
+                        "protocol": PROTOCOL_VERSION,
+                        "role": role,
+                    }
+                )
+            )
+            welcome = await connection.recv()
+    except (OSError, TimeoutError) as exc:
+        raise PtyHostUnavailable(f"Cannot connect to the PTY host: {exc}") from None
+    if not isinstance(welcome, JsonFrame) or welcome.message.get("type") != "welcome":
+        connection.close()
+        detail = _error_text(welcome)
+        raise PtyHostUnavailable(f"The PTY host refused the connection: {detail}")
+    return connection
+
+
+def _error_text(frame: Frame | None) -> str:
+    if isinstance(frame, JsonFrame):
+        error = frame.message.get("error")
+        if isinstance(error, dict):
+            return str(error.get("message"))
+        return str(frame.message.get("message", frame.text))
+    return "connection closed"
+
+
+def _raise_for(answer: dict[str, object]) -> object:
+    if answer.get("ok") is True:
+        return answer.get("result")
+    error = answer.get("error")
+    if not isinstance(error, dict):
+        raise PtyHostError("pty.host_error", "The PTY host answered with an unknown error.", 502)
+    status = error.get("status")
+    raise PtyHostError(
+        str(error.get("type", "pty.host_error")),
+        str(error.get("message", "The PTY host refused the request.")),
+        status if isinstance(status, int) else 400,
+    )
+
+
+class PtyAttachment:
+    """One attachment to a terminal over its own connection to the host."""
+
+    def __init__(self, connection: FramedConnection, attached: dict[str, object]) -> None:
+        self.connection = connection
+        self.attached = attached
+        self.attached_text = _dumps(attached)
+
+    @property
+    def attachment_id(self) -> str:
+        return str(self.attached["attachment_id"])
+
+    async def recv(self) -> AttachmentMessage | None:
+        """The next message from the host; None when the attachment has ended."""
+        frame = await self.connection.recv()
+        if frame is None or isinstance(frame, OutputFrame):
+            return frame
+        if isinstance(frame, JsonFrame):
+            return TextMessage(frame.text, frame.message)
+        raise PtyHostUnavailable("The PTY host sent an input frame.")
+
+    def next_ready(self) -> AttachmentMessage | None:
+        """A message already received, without waiting."""
+        frame = self.connection.next_frame()
+        if isinstance(frame, JsonFrame):
+            return TextMessage(frame.text, frame.message)
+        if isinstance(frame, OutputFrame):
+            return frame
+        return None
+
+    async def send_input(self, data: bytes) -> None:
+        self.connection.write(encode_input(data))
+        await self.connection.drain()
+
+    async def send_message(self, message: dict[str, object]) -> None:
+        self.connection.write(encode_json(message))
+        await self.connection.drain()
+
+    async def ack(self, count: int) -> None:
+        await self.send_message({"type": "ack", "bytes": count})
+
+    async def resize(self, cols: int, rows: int) -> None:
+        await self.send_message({"type": "resize", "cols": cols, "rows": rows})
+
+    @property
+    def closed(self) -> bool:
+        return self.connection.closed
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def _dumps(message: dict[str, object]) -> str:
+    from desktop.ptyhost.protocol import dumps
+
+    return dumps(message)
+
+
+class PtyHostClient:
+    """A control connection to the PTY host: requests, answers and terminal events."""
+
+    def __init__(self, registration: Registration, connection: FramedConnection) -> None:
+        self.registration = registration
+        self._connection = connection
+        self._ids = itertools.count(1)
+        self._pending: dict[int, asyncio.Future[dict[str, object]]] = {}
+        self._subscribers: set[asyncio.Queue[dict[str, object] | None]] = set()
+        self._reader = asyncio.ensure_future(self._read_loop())
+        self.process: asyncio.subprocess.Process | None = None
+
+    # ----- finding and starting the host ------------------------------------------------
+
+    @classmethod
+    async def connect(cls, settings: Settings) -> PtyHostClient | None:
+        """A client of the running host, or None when none is registered and alive."""
+        registration = await asyncio.to_thread(read_registration, settings)
+        if registration is None or not usable(registration):
+            return None
+        try:
+            connection = await open_host_connection(registration, "control")
+        except PtyHostUnavailable:
+            return None
+        return cls(registration, connection)
+
+    @classmethod
+    async def ensure(
+        cls,
+        settings: Settings,
+        *,
+        command: Sequence[str] | None = None,
+        timeout: float = START_TIMEOUT,
+    ) -> PtyHostClient:
+        """A client of the running host, starting the daemon first when there is none."""
+        client = await cls.connect(settings)
+        if client is not None:
+            return client
+        process = await start_daemon(settings, command)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            client = await cls.connect(settings)
+            if client is not None:
+                client.process = process
+                return client
+            if process.returncode not in (None, 0):
+                raise PtyHostUnavailable(
+                    f"The PTY host exited with status {process.returncode}: "
+                    f"{await asyncio.to_thread(_log_tail, settings)}"
+                )
+            await asyncio.sleep(0.02)
+        raise PtyHostUnavailable(f"The PTY host did not start within {timeout:.0f} s.")
+
+    # ----- plumbing ---------------------------------------------------------------------
+
+    @property
+    def epoch(self) -> str:
+        return self.registration.epoch
+
+    @property
+    def pid(self) -> int:
+        return self.registration.pid
+
+    @property
+    def closed(self) -> bool:
+        return self._connection.closed
+
+    async def _read_loop(self) -> None:
+        try:
+            while True:
+                frame = await self._connection.recv()
+                if frame is None:
+                    break
+                if not isinstance(frame, JsonFrame):
+                    log.warning("unexpected frame on the control connection")
+                    continue
+                message = frame.message
+                request_id = message.get("id")
+                if isinstance(request_id, int) and "ok" in message:
+                    waiter = self._pending.pop(request_id, None)
+                    if waiter is not None and not waiter.done():
+                        waiter.set_result(message)
+                elif "event" in message:
+                    self._publish(message)
+                elif message.get("type") == "error":
+                    log.warning("PTY host error: %s", _error_text(frame))
+        except PtyHostUnavailable as exc:
+            log.warning("%s", exc)
+        finally:
+            self._connection.close()
+            for waiter in self._pending.values():
+                if not waiter.done():
+                    waiter.set_exception(PtyHostUnavailable("The PTY host connection closed."))
+            self._pending.clear()
+            for queue in list(self._subscribers):
+                _put_dropping_oldest(queue, None)
+
+    def _publish(self, message: dict[str, object]) -> None:
+        for queue in list(self._subscribers):
+            _put_dropping_oldest(queue, message)
+
+    async def request(self, op: str, **params: object) -> object:
+        if self.closed:
+            raise PtyHostUnavailable("The connection to the PTY host is closed.")
+        request_id = next(self._ids)
+        waiter: asyncio.Future[dict[str, object]] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = waiter
+        try:
+            self._connection.write(encode_json({"id": request_id, "op": op, **params}))
+            return _raise_for(await waiter)
+        finally:
+            self._pending.pop(request_id, None)
+
+    async def events(self) -> AsyncIterator[dict[str, object]]:
+        """Host events (`created`, `updated`, `exited`, `deleted`) until the connection ends."""
+        queue: asyncio.Queue[dict[str, object] | None] = asyncio.Queue(EVENT_QUEUE_LIMIT)
+        self._subscribers.add(queue)
+        try:
+            if self.closed:
+                return
+            while True:
+                event = await queue.get()
+                if event is None:
+                    return
+                yield event
+        finally:
+            self._subscribers.discard(queue)
+
+    async def close(self) -> None:
+        self._connection.close()
+        self._reader.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._reader
+
+    # ----- operations -------------------------------------------------------------------
+
+    async def ping(self) -> dict[str, object]:
+        return _as_dict(await self.request("ping"))
+
+    async def list(self, group: str | None = None) -> list[dict[str, object]]:
+        result = await self.request("list", group=group)
+        assert isinstance(result, list)
+        return result
+
+    async def create(self, params: dict[str, object]) -> dict[str, object]:
+        body = {key: value for key, value in params.items() if key not in ("id", "op")}
+        return _as_dict(await self.request("create", **body))
+
+    async def get(self, terminal_id: str) -> dict[str, object]:
+        return _as_dict(await self.request("get", terminal=terminal_id))
+
+    async def update(self, terminal_id: str, changes: dict[str, object]) -> dict[str, object]:
+        body = {k: v for k, v in changes.items() if k in ("size", "title", "attachment_id")}
+        return _as_dict(await self.request("update", terminal=terminal_id, **body))
+
+    async def delete(self, terminal_id: str) -> None:
+        await self.request("delete", terminal=terminal_id)
+
+    async def snapshot(self, terminal_id: str) -> dict[str, object]:
+        return _as_dict(await self.request("snapshot", terminal=terminal_id))
+
+    async def shutdown(self, save: bool = True, *, wait: float = SHUTDOWN_WAIT) -> dict[str, object]:
+        """Ask the host to save (or not) its terminals and exit; waits until it is gone."""
+        result = _as_dict(await self.request("shutdown", save=save))
+        deadline = time.monotonic() + wait
+        while pid_alive(self.pid) and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        await self.close()
+        return result
+
+    async def attach(
+        self,
+        terminal_id: str,
+        *,
+        cursor: int | None = None,
+        attachment_id: str | None = None,
+        role: str = "controller",
+        takeover: bool = False,
+        epoch: str | None = None,
+        inbound_limit: int = INBOUND_LIMIT,
+    ) -> PtyAttachment:
+        """Attach over a new connection; returns once `attached` arrived.
+
+        Raises PtyHostError (404 unknown terminal, 400 bad parameters) before anything is
+        sent to a client, so the service can answer with a plain HTTP error."""
+        connection = await open_host_connection(self.registration, "attach", inbound_limit)
+        try:
+            connection.write(
+                encode_json(
+                    {
+                        "id": 1,
+                        "op": "attach",
+                        "terminal": terminal_id,
+                        "cursor": cursor,
+                        "attachment_id": attachment_id,
+                        "role": role,
+                        "takeover": takeover,
+                        "epoch": epoch,
+                    }
+                )
+            )
+            answer = await connection.recv()
+            if not isinstance(answer, JsonFrame):
+                raise PtyHostUnavailable("The PTY host closed the attachment.")
+            _raise_for(answer.message)
+            attached = await connection.recv()
+            if not isinstance(attached, JsonFrame) or attached.message.get("type") != "attached":
+                raise PtyHostError("pty.not_found", _error_text(attached), 404)
+        except BaseException:
+            connection.close()
+            raise
+        return PtyAttachment(connection, attached.message)
+
+
+def _as_dict(value: object) -> dict[str, object]:
+    if not isinstance(value, dict):
+        raise PtyHostError("pty.host_error", "The PTY host answered with something unexpected.", 502)
+    return value
+
+
+def _put_dropping_oldest(
+    queue: asyncio.Queue[dict[str, object] | None], item: dict[str, object] | None
+) -> None:
+    while True:
+        try:
+            queue.put_nowait(item)
+            return
+        except asyncio.QueueFull:
+            queue.get_nowait()
+
+
+def daemon_command(settings: Settings) -> list[str]:
+    return desk_command(
+        "pty-host",
+        "--data-dir",
+        str(settings.data_dir),
+        "--runtime-dir",
+        str(settings.runtime_dir),
+    )
+
+
+async def start_daemon(
+    settings: Settings, command: Sequence[str] | None = None
+) -> asyncio.subprocess.Process:
+    """Start `desk pty-host` detached (own session; it outlives the service)."""
+    argv = list(command) if command is not None else daemon_command(settings)
+    env = dict(os.environ)
+    env["DESK_DATA_DIR"] = str(settings.data_dir)
+    env["DESK_RUNTIME_DIR"] = str(settings.runtime_dir)
+    env["DESK_PTY_RING_BYTES"] = str(settings.pty_ring_bytes)
+    env["DESK_PTY_HOST_IDLE_EXIT"] = str(settings.pty_host_idle_exit_seconds)
+    settings.ensure_dirs()
+    log_file = await asyncio.to_thread(_open_log, settings)
+    try:
+        log.info("starting the PTY host")
+        return await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log_file,
+            stderr=log_file,
+            env=env,
+            cwd="/",
+            start_new_session=True,
+        )
+    finally:
+        os.close(log_file)
+
+
+def _open_log(settings: Settings) -> int:
+    return os.open(log_path(settings), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+
+
+def _log_tail(settings: Settings, limit: int = 2000) -> str:
+    try:
+        with open(log_path(settings), "rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, handle.tell() - limit))
+            return handle.read().decode("utf-8", errors="replace").strip()
+    except OSError:
+        return "(no log)"

@@ -1,0 +1,675 @@
+"""`desk pty-host`: the daemon that owns every terminal and outlives the service.
+
+It listens on a Unix socket in a 0700 directory, announces itself through the registration
+file, and serves two kinds of connections (see protocol.py): control connections (requests
+and terminal events) and attachment connections (one per attached client). Each connection
+has its own bounded buffers, so a slow or dead one never holds up another. With no service
+connected for `pty_host_idle_exit_seconds` it saves its terminals and exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hmac
+import logging
+import os
+import secrets
+import signal
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from desktop.config import Settings
+from desktop.native import spawn
+from desktop.ptyhost import revive
+from desktop.ptyhost.attachment import AttachError, Attachment
+from desktop.ptyhost.protocol import (
+    MAX_HELLO_PAYLOAD,
+    MAX_PAYLOAD,
+    PROTOCOL_VERSION,
+    Frame,
+    FrameDecoder,
+    InputFrame,
+    JsonFrame,
+    ProtocolError,
+    encode_json,
+    error_message,
+)
+from desktop.ptyhost.registration import (
+    HostLock,
+    Registration,
+    remove_registration,
+    socket_path,
+    write_registration,
+)
+from desktop.ptyhost.terminal import FlowLimits, HostContext, Terminal, TerminalSpec
+from desktop.ptyhost.validation import (
+    RequestError,
+    invalid,
+    optional_str,
+    parse_attachment_id,
+    parse_create,
+    parse_size,
+)
+
+log = logging.getLogger("desk.ptyhost")
+
+HELLO_TIMEOUT = 5.0
+FOREGROUND_POLL_SECONDS = 0.5
+CONTROL_BUFFER_LIMIT = 16 * 1024 * 1024
+WRITE_HIGH_WATER = 1024 * 1024
+READ_BUFFER_BYTES = 256 * 1024
+SCREEN_WORKERS = 2
+
+
+def new_terminal_id() -> str:
+    return f"pty_{secrets.token_hex(6)}"
+
+
+class HostConnection(asyncio.Protocol):
+    """One service connection: hello, then either control requests or one attachment."""
+
+    def __init__(self, host: PtyHost) -> None:
+        self.host = host
+        self.transport: asyncio.Transport | None = None
+        self.state = "hello"
+        self.role = ""
+        self.decoder = FrameDecoder(MAX_HELLO_PAYLOAD)
+        self.attachment: Attachment | None = None
+        self.tasks: set[asyncio.Task[None]] = set()
+        self.authenticated = False
+        self._write_paused = False
+        self._hello_timer: asyncio.TimerHandle | None = None
+
+    # ----- asyncio.Protocol -------------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
+        self._hello_timer = self.host.loop.call_later(HELLO_TIMEOUT, self._hello_timeout)
+
+    def data_received(self, data: bytes) -> None:
+        if self.state == "closed":
+            return
+        try:
+            frames = self.decoder.feed(data)
+        except ProtocolError as exc:
+            self.fail("protocol.invalid_frame", f"Invalid frame: {exc}")
+            return
+        for frame in frames:
+            if self.state == "closed":
+                return
+            self._handle(frame)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        was_open = self.authenticated
+        self.authenticated = False
+        self.state = "closed"
+        if self._hello_timer is not None:
+            self._hello_timer.cancel()
+        if self.attachment is not None:
+            self.attachment.detach()
+        for task in list(self.tasks):
+            task.cancel()
+        self.host.connection_closed(self, authenticated=was_open)
+
+    def pause_writing(self) -> None:
+        self._write_paused = True
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        if self.attachment is not None:
+            self.attachment.pump()
+
+    # ----- AttachmentSink ---------------------------------------------------------------
+
+    @property
+    def write_paused(self) -> bool:
+        return self._write_paused
+
+    def send_frame(self, frame: bytes | bytearray) -> None:
+        if self.transport is not None and self.state != "closed":
+            self.transport.write(frame)
+
+    def send_json(self, message: dict[str, object]) -> None:
+        if self.transport is None or self.state == "closed":
+            return
+        if self.role == "control" and self.transport.get_write_buffer_size() > CONTROL_BUFFER_LIMIT:
+            log.warning("closing a control connection that stopped reading")
+            self.close()
+            return
+        self.transport.write(encode_json(message))
+
+    def pause_reading(self) -> None:
+        if self.transport is not None and self.state != "closed":
+            self.transport.pause_reading()
+
+    def resume_reading(self) -> None:
+        if self.transport is not None and self.state != "closed":
+            self.transport.resume_reading()
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+    # ----- frames -----------------------------------------------------------------------
+
+    def fail(self, type: str, message: str) -> None:
+        """Answer a protocol violation with an error frame and close this connection only."""
+        log.warning("closing a connection: %s", message)
+        if self.transport is not None and self.state != "closed":
+            self.transport.write(encode_json(error_message(type, message)))
+            self.transport.close()
+        if self.attachment is not None:
+            self.attachment.detach()
+        self.state = "closed"
+
+    def _hello_timeout(self) -> None:
+        if self.state == "hello":
+            self.fail("auth.timeout", "No hello within the time limit.")
+
+    def _handle(self, frame: Frame) -> None:
+        if self.state == "hello":
+            self._handle_hello(frame)
+        elif self.state == "control":
+            if not isinstance(frame, JsonFrame):
+                self.fail("protocol.unexpected_frame", "A control connection only sends JSON.")
+                return
+            self.host.handle_request(self, frame.message)
+        elif self.state == "attach":
+            if not isinstance(frame, JsonFrame) or frame.message.get("op") != "attach":
+                self.fail("protocol.unexpected_frame", "Expected an attach request.")
+                return
+            self.state = "attaching"
+            # Nothing from the client matters until the attachment is live.
+            self.pause_reading()
+            self.spawn(self.host.attach(self, frame.message))
+        elif self.state == "attached":
+            attachment = self.attachment
+            assert attachment is not None
+            if isinstance(frame, InputFrame):
+                attachment.handle_input(frame.data)
+            elif isinstance(frame, JsonFrame):
+                attachment.handle_message(frame.message)
+            else:
+                self.fail("protocol.unexpected_frame", "Clients do not send output frames.")
+        else:
+            self.fail("protocol.unexpected_frame", f"Unexpected frame while {self.state}.")
+
+    def _handle_hello(self, frame: Frame) -> None:
+        message = frame.message if isinstance(frame, JsonFrame) else {}
+        secret = message.get("secret")
+        role = message.get("role")
+        if message.get("type") != "hello" or not isinstance(secret, str):
+            self.fail("auth.failed", "The first frame must be a hello with the host's secret.")
+            return
+        if not hmac.compare_digest(secret.encode(), self.host.secret.encode()):
+            self.fail("auth.failed", "Wrong secret.")
+            return
+        if message.get("protocol") != PROTOCOL_VERSION:
+            self.fail(
+                "protocol.version",
+                f"This PTY host speaks protocol {PROTOCOL_VERSION}, not {message.get('protocol')}.",
+            )
+            return
+        if role not in ("control", "attach"):
+            self.fail("protocol.invalid_role", "role must be 'control' or 'attach'.")
+            return
+        if self._hello_timer is not None:
+            self._hello_timer.cancel()
+            self._hello_timer = None
+        self.role = str(role)
+        self.state = "control" if role == "control" else "attach"
+        self.decoder.max_payload = MAX_PAYLOAD
+        self.authenticated = True
+        self.send_json(
+            {
+                "type": "welcome",
+                "protocol": PROTOCOL_VERSION,
+                "epoch": self.host.epoch,
+                "pid": os.getpid(),
+            }
+        )
+        self.host.connection_opened(self)
+
+    def spawn(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self.tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[None]) -> None:
+        self.tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("connection task failed", exc_info=task.exception())
+            self.close()
+
+
+Handler = Callable[[dict[str, object]], object]
+
+
+class PtyHost:
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.epoch = secrets.token_hex(8)
+        self.secret = secrets.token_hex(32)
+        self.terminals: dict[str, Terminal] = {}
+        self.connections: set[HostConnection] = set()
+        self.authenticated = 0
+        self.loop = asyncio.get_running_loop()
+        self.executor = ThreadPoolExecutor(SCREEN_WORKERS, thread_name_prefix="desk-screen")
+        self.context = HostContext(
+            loop=self.loop,
+            executor=self.executor,
+            epoch=self.epoch,
+            read_buffer=bytearray(READ_BUFFER_BYTES),
+            listener=self,
+            ring_bytes=settings.pty_ring_bytes,
+            flow=FlowLimits.for_ring(settings.pty_ring_bytes),
+        )
+        self.stopping: asyncio.Future[bool] = self.loop.create_future()  # result: save?
+        self._idle_timer: asyncio.TimerHandle | None = None
+        self._foreground_timer: asyncio.TimerHandle | None = None
+        self._ops: dict[str, Handler] = {
+            "ping": self._op_ping,
+            "list": self._op_list,
+            "get": self._op_get,
+            "create": self._op_create,
+            "update": self._op_update,
+            "delete": self._op_delete,
+        }
+        self._async_ops: dict[str, Callable[[dict[str, object]], Awaitable[object]]] = {
+            "snapshot": self._op_snapshot,
+            "shutdown": self._op_shutdown,
+        }
+
+    # ----- connections ------------------------------------------------------------------
+
+    def connection_opened(self, connection: HostConnection) -> None:
+        self.connections.add(connection)
+        self.authenticated += 1
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+            self._idle_timer = None
+
+    def connection_closed(self, connection: HostConnection, *, authenticated: bool) -> None:
+        self.connections.discard(connection)
+        if authenticated:
+            self.authenticated -= 1
+        if self.authenticated == 0:
+            self._arm_idle_timer()
+
+    def _arm_idle_timer(self) -> None:
+        if self._idle_timer is None and not self.stopping.done():
+            self._idle_timer = self.loop.call_later(
+                self.settings.pty_host_idle_exit_seconds, self._idle_exit
+            )
+
+    def _idle_exit(self) -> None:
+        self._idle_timer = None
+        if self.authenticated == 0:
+            log.info("no service connected for a while: saving terminals and exiting")
+            self.stop(save=True)
+
+    def stop(self, *, save: bool) -> None:
+        if not self.stopping.done():
+            self.stopping.set_result(save)
+
+    def broadcast(self, message: dict[str, object]) -> None:
+        for connection in list(self.connections):
+            if connection.role == "control":
+                connection.send_json(message)
+
+    # ----- TerminalListener -------------------------------------------------------------
+
+    def terminal_updated(self, terminal: Terminal) -> None:
+        if not terminal.deleted:
+            self.broadcast({"event": "updated", "info": terminal.info()})
+
+    def terminal_exited(self, terminal: Terminal) -> None:
+        if not terminal.deleted:
+            self.broadcast(
+                {"event": "exited", "id": terminal.id, "exit_code": terminal.exit_code}
+            )
+
+    # ----- requests ---------------------------------------------------------------------
+
+    def handle_request(self, connection: HostConnection, message: dict[str, object]) -> None:
+        request_id = message.get("id")
+        op = message.get("op")
+        if isinstance(request_id, bool) or not isinstance(request_id, int):
+            connection.fail("protocol.invalid_request", "A request needs an integer `id`.")
+            return
+        sync = self._ops.get(op) if isinstance(op, str) else None
+        if sync is not None:
+            try:
+                result = sync(message)
+            except RequestError as exc:
+                connection.send_json({"id": request_id, "ok": False, "error": exc.to_json()})
+            else:
+                connection.send_json({"id": request_id, "ok": True, "result": result})
+            return
+        work = self._async_ops.get(op) if isinstance(op, str) else None
+        if work is None:
+            error = invalid(f"Unknown operation {op!r}.")
+            connection.send_json({"id": request_id, "ok": False, "error": error.to_json()})
+            return
+        connection.spawn(self._answer(connection, request_id, work(message)))
+
+    async def _answer(
+        self, connection: HostConnection, request_id: int, work: Awaitable[object]
+    ) -> None:
+        try:
+            result = await work
+        except RequestError as exc:
+            connection.send_json({"id": request_id, "ok": False, "error": exc.to_json()})
+        else:
+            connection.send_json({"id": request_id, "ok": True, "result": result})
+
+    def terminal(self, params: dict[str, object]) -> Terminal:
+        terminal_id = params.get("terminal")
+        terminal = self.terminals.get(terminal_id) if isinstance(terminal_id, str) else None
+        if terminal is None:
+            raise RequestError("pty.not_found", f"No terminal {terminal_id!r}.", 404)
+        return terminal
+
+    def _op_ping(self, params: dict[str, object]) -> object:
+        return {"epoch": self.epoch, "pid": os.getpid(), "terminals": len(self.terminals)}
+
+    def _op_list(self, params: dict[str, object]) -> object:
+        group = optional_str(params, "group", 256)
+        return [
+            terminal.info()
+            for terminal in self.terminals.values()
+            if group is None or terminal.group == group
+        ]
+
+    def _op_get(self, params: dict[str, object]) -> object:
+        return self.terminal(params).info()
+
+    def _op_create(self, params: dict[str, object]) -> object:
+        spec = parse_create(params)
+        terminal = self.spawn_terminal(new_terminal_id(), spec)
+        return terminal.info()
+
+    def spawn_terminal(
+        self, terminal_id: str, spec: TerminalSpec, *, created: int | None = None
+    ) -> Terminal:
+        try:
+            process = spawn(
+                [spec.command, *spec.args],
+                env=spec.env,
+                cwd=spec.cwd,
+                cols=spec.cols,
+                rows=spec.rows,
+            )
+        except FileNotFoundError as exc:
+            raise RequestError("pty.command_not_found", f"Cannot start {spec.command}: {exc}")
+        except NotADirectoryError as exc:
+            raise RequestError("pty.invalid_cwd", f"cwd {spec.cwd!r} is not a directory: {exc}")
+        except (OSError, ValueError, TypeError) as exc:
+            raise RequestError("request.invalid", f"Cannot start {spec.command}: {exc}")
+        terminal = Terminal(self.context, terminal_id, spec, process, created=created)
+        self.terminals[terminal_id] = terminal
+        self.broadcast({"event": "created", "info": terminal.info()})
+        return terminal
+
+    def _op_update(self, params: dict[str, object]) -> object:
+        terminal = self.terminal(params)
+        attachment_id = parse_attachment_id(params.get("attachment_id"))
+        size = parse_size(params["size"]) if params.get("size") is not None else None
+        title_given = "title" in params
+        title = optional_str(params, "title", 1024)
+        if size is not None:
+            controller = terminal.controller
+            if attachment_id is not None and (
+                controller is None or controller.attachment_id != attachment_id
+            ):
+                raise RequestError(
+                    "pty.not_controller",
+                    f"Attachment {attachment_id} is not this terminal's controller.",
+                    409,
+                )
+        if title_given:
+            terminal.set_user_title(title)
+        if size is not None:
+            terminal.resize(*size)
+        return terminal.info()
+
+    def _op_delete(self, params: dict[str, object]) -> object:
+        terminal = self.terminal(params)
+        del self.terminals[terminal.id]
+        terminal.delete()
+        self.broadcast({"event": "deleted", "id": terminal.id})
+        return None
+
+    async def _op_snapshot(self, params: dict[str, object]) -> object:
+        terminal = self.terminal(params)
+        snapshot = await terminal.snapshot()
+        checkpoint = snapshot.pop("checkpoint")
+        assert isinstance(checkpoint, bytes)
+        snapshot["checkpoint"] = base64.b64encode(checkpoint).decode("ascii")
+        snapshot["info"] = terminal.info()
+        return snapshot
+
+    async def _op_shutdown(self, params: dict[str, object]) -> object:
+        save = params.get("save", True)
+        if not isinstance(save, bool):
+            raise invalid("`save` must be a boolean.")
+        saved = await self.save_terminals() if save else 0
+        self.stop(save=False)
+        return {"saved": saved}
+
+    # ----- attachments ------------------------------------------------------------------
+
+    async def attach(self, connection: HostConnection, params: dict[str, object]) -> None:
+        request_id = params.get("id")
+        try:
+            terminal = self.terminal(params)
+            cursor = params.get("cursor")
+            if cursor is None:
+                cursor = 0
+            if isinstance(cursor, bool) or not isinstance(cursor, int) or cursor < 0:
+                raise invalid("`cursor` must be a non-negative integer.")
+            role = params.get("role", "controller")
+            if role not in ("controller", "observer"):
+                raise invalid("`role` must be 'controller' or 'observer'.")
+            takeover = params.get("takeover", False)
+            if not isinstance(takeover, bool):
+                raise invalid("`takeover` must be a boolean.")
+            epoch = params.get("epoch")
+            if epoch is not None and not isinstance(epoch, str):
+                raise invalid("`epoch` must be a string.")
+            attachment_id = parse_attachment_id(params.get("attachment_id"))
+        except RequestError as exc:
+            connection.send_json({"id": request_id, "ok": False, "error": exc.to_json()})
+            connection.close()
+            return
+        attachment = Attachment(
+            terminal, attachment_id or f"att_{secrets.token_hex(8)}", connection
+        )
+        connection.attachment = attachment
+        connection.send_json({"id": request_id, "ok": True, "result": None})
+        try:
+            await attachment.start(
+                cursor,
+                wants_control=role == "controller",
+                takeover=takeover,
+                same_epoch=epoch is None or epoch == self.epoch,
+            )
+        except AttachError as exc:
+            connection.send_json({"type": "error", "message": exc.message})
+            connection.close()
+            return
+        if connection.state == "attaching":
+            connection.state = "attached"
+            connection.resume_reading()
+
+    # ----- saving and reviving ----------------------------------------------------------
+
+    async def save_terminals(self) -> int:
+        records: list[revive.SavedTerminal] = []
+        for terminal in list(self.terminals.values()):
+            try:
+                checkpoint, _ = await terminal.checkpoint()
+            except Exception:
+                log.exception("terminal %s: cannot capture its screen; not saved", terminal.id)
+                continue
+            records.append(
+                revive.SavedTerminal(
+                    id=terminal.id,
+                    command=terminal.command,
+                    args=terminal.args,
+                    cwd=await asyncio.to_thread(revive.process_cwd, terminal.pid, terminal.cwd)
+                    if terminal.running
+                    else terminal.cwd,
+                    title=terminal.user_title,
+                    osc_title=terminal.osc_title,
+                    group=terminal.group,
+                    cols=terminal.cols,
+                    rows=terminal.rows,
+                    created=terminal.created,
+                    exit_code=terminal.exit_code,
+                    was_running=terminal.running,
+                    checkpoint=checkpoint,
+                )
+            )
+        await asyncio.to_thread(revive.save_all, self.settings.saved_terminals_dir, records)
+        log.info("saved %d terminal(s)", len(records))
+        return len(records)
+
+    async def revive_terminals(self) -> None:
+        directory = self.settings.saved_terminals_dir
+        saved_terminals = await asyncio.to_thread(revive.load_all, directory)
+        for saved in saved_terminals:
+            try:
+                self._revive(saved)
+            except Exception:
+                log.exception("could not revive terminal %s", saved.id)
+            await asyncio.to_thread(revive.forget, directory, saved.id)
+
+    def _revive(self, saved: revive.SavedTerminal) -> None:
+        if saved.id in self.terminals:
+            return
+        if saved.is_shell and saved.was_running:
+            try:
+                spec = parse_create(
+                    {
+                        "command": saved.command,
+                        "args": saved.args,
+                        "cwd": saved.cwd if os.path.isdir(saved.cwd) else None,
+                        "title": saved.title,
+                        "group": saved.group,
+                        "size": {"cols": saved.cols, "rows": saved.rows},
+                    }
+                )
+            except RequestError as exc:
+                log.warning("terminal %s cannot be revived as a shell: %s", saved.id, exc.message)
+            else:
+                terminal = self.spawn_terminal(saved.id, spec, created=saved.created)
+                terminal.osc_title = saved.osc_title
+                # Synchronous: the old screen lands in the ring before any new output is read.
+                terminal.accept_output(revive.restored_prefix(saved))
+                return
+        spec = TerminalSpec(
+            command=saved.command,
+            args=saved.args,
+            cwd=saved.cwd,
+            env={},
+            cols=saved.cols,
+            rows=saved.rows,
+            title=saved.title,
+            group=saved.group,
+        )
+        terminal = Terminal(self.context, saved.id, spec, None, created=saved.created)
+        terminal.osc_title = saved.osc_title
+        terminal.exit_code = saved.exit_code
+        terminal.accept_output(saved.checkpoint)
+        terminal.final_offset = terminal.ring.tail
+        self.terminals[saved.id] = terminal
+
+    # ----- foreground process polling ---------------------------------------------------
+
+    def _poll_foreground(self) -> None:
+        for terminal in list(self.terminals.values()):
+            if terminal.running:
+                terminal.check_foreground()
+        self._foreground_timer = self.loop.call_later(
+            FOREGROUND_POLL_SECONDS, self._poll_foreground
+        )
+
+    # ----- main -------------------------------------------------------------------------
+
+    async def serve(self) -> int:
+        settings = self.settings
+        settings.ensure_dirs()
+        lock = HostLock(settings)
+        if not await asyncio.to_thread(lock.acquire):
+            log.info("another PTY host already runs for %s", settings.runtime_dir)
+            return 0
+        server: asyncio.AbstractServer | None = None
+        path: Path | None = None
+        try:
+            path = socket_path(settings)
+            path.unlink(missing_ok=True)
+            await self.revive_terminals()
+            server = await self.loop.create_unix_server(lambda: HostConnection(self), path=str(path))
+            os.chmod(path, 0o600)
+            registration = Registration(
+                pid=os.getpid(),
+                protocol=PROTOCOL_VERSION,
+                socket=str(path),
+                secret=self.secret,
+                epoch=self.epoch,
+            )
+            await asyncio.to_thread(write_registration, settings, registration)
+            log.info("PTY host %s listening (pid %d)", self.epoch, os.getpid())
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                self.loop.add_signal_handler(signum, self.stop, True)
+            self.loop.add_signal_handler(signal.SIGHUP, lambda: None)
+            self._arm_idle_timer()
+            self._poll_foreground()
+            save = await self.stopping
+            await asyncio.to_thread(remove_registration, settings, os.getpid())
+            server.close()
+            if save:
+                await self.save_terminals()
+        finally:
+            await self._shutdown(server, path)
+            await asyncio.to_thread(lock.release)
+        return 0
+
+    async def _shutdown(self, server: asyncio.AbstractServer | None, path: Path | None) -> None:
+        if self._foreground_timer is not None:
+            self._foreground_timer.cancel()
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+        if server is not None:
+            server.close()
+        for connection in list(self.connections):
+            connection.close()
+        terminals = list(self.terminals.values())
+        self.terminals.clear()
+        await asyncio.gather(*(terminal.stop() for terminal in terminals))
+        if path is not None:
+            path.unlink(missing_ok=True)
+        self.executor.shutdown(wait=False, cancel_futures=True)
+
+
+def run(settings: Settings) -> int:
+    """Entry point of `desk pty-host`."""
+    # Screen-model parsing runs in threads: switch often so the output loop stays responsive.
+    sys.setswitchinterval(0.001)
+    os.umask(0o077)
+
+    async def main() -> int:
+        return await PtyHost(settings).serve()
+
+    started = time.monotonic()
+    try:
+        return asyncio.run(main())
+    finally:
+        log.info("PTY host exited after %.0f s", time.monotonic() - started)

@@ -1,0 +1,281 @@
+"""The screen model of a terminal: cheap to feed, exact when asked for a checkpoint.
+
+The PTY host's reader calls `feed` for every chunk of output. Feeding only queues bytes
+(C-speed work: append, regex scans, slicing); parsing them with pyte happens in
+`catch_up`, which the host runs in a worker thread when the terminal is quiet, when too
+much is queued (`pending_bytes`; the host stops reading the PTY meanwhile, so no byte is
+ever dropped) and before a checkpoint. Queued output that cannot change the final screen is
+dropped on the way (see screen_skip), so floods of plain or coloured lines never reach the
+parser.
+
+Threads: `_lock` guards the queue and is held only briefly (feed never waits for a parse);
+`_parse_lock` serialises everything that touches the pyte screen.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+
+from desktop.ptyhost.screen_checkpoint import checkpoint as serialise
+from desktop.ptyhost.screen_fast import FastScreen, FastStream
+from desktop.ptyhost.screen_skip import find_cut, scan, sgr_replay
+
+MAX_SIZE = 9999  # CSI parameters stop there, so a checkpoint could not address more
+# Feeding tries to skip once the front segment reaches this size, then at each doubling.
+COMPACT_MIN = 64 * 1024
+# A skip must drop at least this much to be worth rewriting the segment.
+MIN_SKIP = 1024
+# After the last non-simple sequence, parse this much more before checking the parser is
+# back between sequences (then the rest may be skipped).
+SEQUENCE_SLACK = 512
+# Piece size while the parser is inside a sequence.
+IN_SEQUENCE_STEP = 4096
+
+
+def _check_size(cols: object, rows: object) -> tuple[int, int]:
+    for name, value in (("cols", cols), ("rows", rows)):
+        if type(value) is not int:
+            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+        if not 1 <= value <= MAX_SIZE:
+            raise ValueError(f"{name} must be between 1 and {MAX_SIZE}, not {value}")
+    assert isinstance(cols, int) and isinstance(rows, int)
+    return cols, rows
+
+
+class _Segment:
+    """Queued output between two resizes."""
+
+    __slots__ = ("data", "next_compact", "scanned", "sealed", "seq", "unsafe_end")
+
+    def __init__(self, seq: int) -> None:
+        self.seq = seq
+        self.data = bytearray()
+        self.scanned = 0  # bytes [0, scanned) are classified simple or not
+        self.unsafe_end = 0  # one past the start of the last non-simple sequence, 0 if none
+        self.next_compact = COMPACT_MIN
+        self.sealed = False  # a checkpoint waits for this segment: feed starts a new one
+
+    def append(self, data: bytes | bytearray | memoryview) -> None:
+        self.data += data
+        result = scan(self.data, self.scanned)
+        self.scanned = result.scanned
+        if result.last_non_simple >= 0:
+            self.unsafe_end = result.last_non_simple + 1
+
+    def take(self, end: int) -> bytes:
+        piece = bytes(self.data[:end])
+        del self.data[:end]
+        self.scanned = max(self.scanned - end, 0)
+        self.unsafe_end = max(self.unsafe_end - end, 0)
+        self.next_compact = max(COMPACT_MIN, len(self.data) * 2)
+        return piece
+
+
+class _Resize:
+    __slots__ = ("cols", "rows", "seq")
+
+    def __init__(self, seq: int, cols: int, rows: int) -> None:
+        self.seq, self.cols, self.rows = seq, cols, rows
+
+
+class ScreenModel:
+    """A terminal screen that takes output at C speed and produces exact checkpoints."""
+
+    def __init__(self, cols: int, rows: int) -> None:
+        cols, rows = _check_size(cols, rows)
+        self._lock = threading.Lock()
+        self._parse_lock = threading.Lock()
+        self._queue: deque[_Segment | _Resize] = deque()
+        self._seq = 0
+        self._pending = 0
+        self._size = (cols, rows)
+        self._screen = FastScreen(cols, rows)
+        self._stream = FastStream(self._screen)
+        # State at the front of the queue (valid while no parse is running).
+        self._parsing = False
+        self._front_ground = True  # parser between sequences, no partial UTF-8 character
+        self._front_safe = True  # ... and on the main screen with no scroll region
+        self.skipped_bytes = 0  # statistics: queued bytes dropped without parsing
+
+    # ----- feeding (any thread, cheap) -----------------------------------------------------
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """(cols, rows) after every resize so far, parsed or not."""
+        return self._size
+
+    @property
+    def pending_bytes(self) -> int:
+        """Queued bytes not parsed yet (after skipping)."""
+        return self._pending
+
+    def feed(self, data: bytes | bytearray | memoryview) -> None:
+        """Queue output bytes. Never parses and never waits for a parse."""
+        if not isinstance(data, bytes | bytearray | memoryview):
+            raise TypeError(f"output must be bytes, not {type(data).__name__}")
+        if not data:
+            return
+        with self._lock:
+            last = self._queue[-1] if self._queue else None
+            if not isinstance(last, _Segment) or last.sealed:
+                self._seq += 1
+                last = _Segment(self._seq)
+                self._queue.append(last)
+            before = len(last.data)
+            last.append(data)
+            self._pending += len(last.data) - before
+            if len(last.data) >= last.next_compact and self._can_compact(last):
+                self._compact(last)
+
+    def resize(self, cols: int, rows: int) -> None:
+        """Resize after the output queued so far (which is parsed at the old size)."""
+        cols, rows = _check_size(cols, rows)
+        with self._lock:
+            self._seq += 1
+            self._queue.append(_Resize(self._seq, cols, rows))
+            self._size = (cols, rows)
+        # Apply it now if nothing is queued before it and no parse is running.
+        if self._parse_lock.acquire(blocking=False):
+            try:
+                self._drain(None, None, resizes_only=True)
+            finally:
+                self._parse_lock.release()
+
+    # ----- skipping (under _lock) ----------------------------------------------------------
+
+    def _can_compact(self, segment: _Segment) -> bool:
+        return (
+            self._front_safe
+            and not self._parsing
+            and bool(self._queue)
+            and self._queue[0] is segment
+            and segment.unsafe_end == 0
+        )
+
+    def _compact(self, segment: _Segment) -> None:
+        """Drop what the front segment's tail makes irrelevant (see screen_skip)."""
+        data = segment.data
+        cut = find_cut(data, segment.scanned, 2 * self._screen.lines)
+        if cut < MIN_SKIP:
+            segment.next_compact = max(COMPACT_MIN, len(data) * 2)
+            return
+        replay = sgr_replay(data[:cut]) + b"\r"
+        data[:cut] = replay
+        delta = len(replay) - cut
+        segment.scanned += delta
+        self._pending += delta
+        self.skipped_bytes -= delta
+        segment.next_compact = max(COMPACT_MIN, len(data) * 2)
+
+    # ----- parsing (worker threads) --------------------------------------------------------
+
+    def catch_up(self, max_bytes: int | None = None) -> None:
+        """Parse queued output (about `max_bytes` of it, or all). Blocks other parsers."""
+        if max_bytes is not None and (type(max_bytes) is not int or max_bytes < 0):
+            raise ValueError(f"max_bytes must be None or a non-negative int, not {max_bytes!r}")
+        with self._parse_lock:
+            self._drain(max_bytes, None)
+
+    def _seal(self) -> int | None:
+        """Mark the end of what is queued now; later output goes after it."""
+        with self._lock:
+            if not self._queue:
+                return None
+            last = self._queue[-1]
+            if isinstance(last, _Segment):
+                last.sealed = True
+            return last.seq
+
+    def _drain(self, budget: int | None, until: int | None, resizes_only: bool = False) -> None:
+        """Parse queue items (up to sequence number `until`). Caller holds _parse_lock."""
+        while budget is None or budget > 0:
+            with self._lock:
+                item = self._take(budget, until, resizes_only)
+                if item is None:
+                    return
+                self._parsing = True
+            try:
+                if isinstance(item, _Resize):
+                    self._screen.resize(lines=item.rows, columns=item.cols)
+                else:
+                    self._stream.feed(item)
+                    if budget is not None:
+                        budget -= len(item)
+            finally:
+                ground = self._stream.at_ground
+                safe = (
+                    ground
+                    and self._screen.margins is None
+                    and not self._screen.in_alternate_screen
+                )
+                with self._lock:
+                    self._parsing = False
+                    self._front_ground = ground
+                    self._front_safe = safe
+
+    def _take(self, budget: int | None, until: int | None, resizes_only: bool) -> bytes | _Resize | None:
+        """The next thing to parse from the front of the queue. Caller holds _lock."""
+        while self._queue:
+            item = self._queue[0]
+            if until is not None and item.seq > until:
+                return None
+            if isinstance(item, _Resize):
+                self._queue.popleft()
+                return item
+            if resizes_only:
+                return None
+            if not item.data:
+                self._queue.popleft()
+                continue
+            if self._front_safe and item.unsafe_end == 0:
+                self._compact(item)
+            size = len(item.data)
+            if item.unsafe_end:
+                end = min(size, item.unsafe_end + SEQUENCE_SLACK)  # then maybe skip the rest
+            elif not self._front_ground:
+                end = min(size, IN_SEQUENCE_STEP)
+            else:
+                end = size
+            if budget is not None:
+                end = min(end, budget)
+            piece = item.take(end)
+            self._pending -= end
+            if not item.data:
+                self._queue.popleft()
+            return piece
+        return None
+
+    # ----- results -------------------------------------------------------------------------
+
+    def _drain_all(self) -> None:
+        self._drain(None, self._seal())
+
+    def checkpoint(self) -> bytes:
+        """Bytes that, written to an empty terminal of this size, reproduce the screen
+        after all output fed before the call."""
+        with self._parse_lock:
+            self._drain_all()
+            return serialise(self._screen)
+
+    def snapshot(self) -> tuple[list[str], tuple[int, int]]:
+        """The caught-up screen's lines (right-trimmed) and cursor (x, y)."""
+        with self._parse_lock:
+            self._drain_all()
+            screen = self._screen
+            lines = []
+            for y in range(screen.lines):
+                line = screen.buffer.get(y)
+                if line is None:
+                    lines.append("")
+                else:
+                    lines.append("".join(line[x].data for x in range(screen.columns)).rstrip())
+            cursor = screen.cursor
+            return lines, (min(cursor.x, screen.columns - 1), cursor.y)
+
+    @property
+    def in_alternate_screen(self) -> bool:
+        """Whether the caught-up screen shows the alternate buffer."""
+        with self._parse_lock:
+            self._drain_all()
+            return self._screen.in_alternate_screen

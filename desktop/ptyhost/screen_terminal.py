@@ -1,0 +1,313 @@
+"""The terminal semantics of the screen model: pyte's Screen and ByteStream, completed and fixed.
+
+`TerminalScreen` is the reference the rest of the screen model must agree with: tests feed
+it every byte and compare. Changes from plain pyte, each for a reason:
+
+- Alternate screen (private modes 47, 1047, 1049; 1048 saves/restores the cursor), which
+  pyte lacks: entering keeps the main buffer aside and shows a blank one; 1049 also saves
+  the cursor first and restores it on exit. Entering while already there, or leaving while
+  not there, does nothing.
+- The saved cursor (DECSC/DECRC) is one slot per buffer, as in xterm, instead of pyte's
+  stack (which resize() also used, clobbering it). It holds the position, attributes and
+  origin mode; restoring an empty slot homes the cursor and resets origin mode (as pyte).
+- `draw` skips unprintable characters one by one (pyte dropped the rest of the chunk, so
+  the screen depended on how the output was split into reads) and combines every
+  zero-width character (ZWJ, variation selectors, combining marks) with the previous cell
+  without wrapping first.
+- Nothing is ever stored outside the visible columns (pyte's ICH and EL 1 in the pending
+  wrap position did), so what a checkpoint reproduces is the whole state.
+- `resize` keeps the cursor on screen (rows are dropped from the top only as far as needed
+  to keep the cursor row, then from the bottom, like xterm), clamps the cursor and saved
+  cursors, resizes both buffers, resets the scroll region and extends the tab stops.
+- RIS (ESC c) also leaves the alternate screen and forgets the saved cursors.
+- DECCOLM (132-column mode) and charset switching (ESC % @) are ignored: the size is the
+  client's, and output is always UTF-8.
+- `TerminalStream.feed` survives a sequence that makes a handler fail (pyte's stream gave
+  up on the rest of that read) by dropping just that sequence.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import defaultdict
+from typing import Any, NamedTuple
+
+import pyte
+from pyte import modes as mo
+from pyte.screens import Char, StaticDefaultDict, wcwidth
+
+Line = StaticDefaultDict[int, Char]
+Buffer = defaultdict[int, Line]
+
+ALT_SCREEN_MODES = frozenset({47, 1047, 1049})
+SAVE_CURSOR_MODE = 1048
+IGNORED_PRIVATE_MODES = frozenset({3})  # DECCOLM
+# Modes a fresh screen starts with (pyte's _DEFAULT_MODE).
+DEFAULT_MODES = frozenset({mo.DECAWM, mo.DECTCEM})
+
+
+class SavedCursor(NamedTuple):
+    """What DECSC keeps: position, attributes and origin mode."""
+
+    x: int
+    y: int
+    attrs: Char
+    origin: bool
+
+
+def new_buffer(screen: pyte.Screen) -> Buffer:
+    return defaultdict(lambda: StaticDefaultDict[int, Char](screen.default_char))
+
+
+def printable_title(text: str) -> str:
+    """A title without control characters, so a checkpoint can carry it in an OSC."""
+    return "".join(c for c in text if c >= " " and not "\x7f" <= c <= "\x9f")
+
+
+class TerminalScreen(pyte.Screen):
+    """pyte's Screen with an alternate screen, xterm-like saved cursors and the fixes above."""
+
+    def __init__(self, columns: int, lines: int) -> None:
+        self.main_buffer: Buffer | None = None  # the main screen while the alternate is shown
+        self.saved_main: SavedCursor | None = None
+        self.saved_alt: SavedCursor | None = None
+        super().__init__(columns, lines)
+
+    # ----- state ---------------------------------------------------------------------------
+
+    @property
+    def in_alternate_screen(self) -> bool:
+        return self.main_buffer is not None
+
+    def reset(self) -> None:
+        self.main_buffer = None
+        self.saved_main = None
+        self.saved_alt = None
+        super().reset()
+
+    # ----- modes ---------------------------------------------------------------------------
+
+    def set_mode(self, *modes: int, **kwargs: Any) -> None:
+        if kwargs.get("private"):
+            modes = self._take_special_modes(modes, enable=True)
+        super().set_mode(*modes, **kwargs)
+
+    def reset_mode(self, *modes: int, **kwargs: Any) -> None:
+        if kwargs.get("private"):
+            modes = self._take_special_modes(modes, enable=False)
+        super().reset_mode(*modes, **kwargs)
+
+    def _take_special_modes(self, modes: tuple[int, ...], enable: bool) -> tuple[int, ...]:
+        """Act on the private modes pyte does not know; return the others."""
+        rest = []
+        for mode in modes:
+            if mode in ALT_SCREEN_MODES:
+                if enable:
+                    self.enter_alternate_screen(save_cursor=mode == 1049)
+                else:
+                    self.leave_alternate_screen(restore_cursor=mode == 1049)
+            elif mode == SAVE_CURSOR_MODE:
+                if enable:
+                    self.save_cursor()
+                else:
+                    self.restore_cursor()
+            elif mode not in IGNORED_PRIVATE_MODES:
+                rest.append(mode)
+        return tuple(rest)
+
+    def enter_alternate_screen(self, save_cursor: bool) -> None:
+        if self.main_buffer is not None:
+            return
+        if save_cursor:
+            self.save_cursor()
+        self.main_buffer = self.buffer
+        self.buffer = new_buffer(self)
+        self.saved_alt = None
+        self.dirty.update(range(self.lines))
+
+    def leave_alternate_screen(self, restore_cursor: bool) -> None:
+        if self.main_buffer is None:
+            return
+        self.buffer = self.main_buffer
+        self.main_buffer = None
+        self.saved_alt = None
+        self.dirty.update(range(self.lines))
+        if restore_cursor:
+            self.restore_cursor()
+
+    # ----- saved cursor --------------------------------------------------------------------
+
+    def save_cursor(self) -> None:
+        saved = SavedCursor(
+            min(self.cursor.x, self.columns - 1),
+            self.cursor.y,
+            self.cursor.attrs,
+            mo.DECOM in self.mode,
+        )
+        if self.main_buffer is None:
+            self.saved_main = saved
+        else:
+            self.saved_alt = saved
+
+    def restore_cursor(self) -> None:
+        saved = self.saved_main if self.main_buffer is None else self.saved_alt
+        if saved is None:
+            self.reset_mode(mo.DECOM)
+            self.cursor_position()
+            return
+        if saved.origin:
+            self.set_mode(mo.DECOM)
+        else:
+            self.reset_mode(mo.DECOM)
+        self.cursor.x, self.cursor.y, self.cursor.attrs = saved.x, saved.y, saved.attrs
+        self.ensure_hbounds()
+        self.ensure_vbounds(use_margins=True)
+
+    # ----- drawing -------------------------------------------------------------------------
+
+    def draw(self, data: str) -> None:
+        columns = self.columns
+        cursor = self.cursor
+        for char in data:
+            width = wcwidth(char)
+            if width < 0:
+                continue  # unprintable: ignored, like the terminals our clients use
+            if width == 0:
+                self.combine(char)
+                continue
+            if cursor.x == columns:
+                if mo.DECAWM in self.mode:
+                    self.dirty.add(cursor.y)
+                    self.carriage_return()
+                    self.linefeed()
+                else:
+                    cursor.x = max(cursor.x - width, 0)
+            if mo.IRM in self.mode:
+                self.insert_characters(width)
+            line = self.buffer[cursor.y]
+            line[cursor.x] = cursor.attrs._replace(data=char)
+            if width == 2 and cursor.x + 1 < columns:
+                line[cursor.x + 1] = cursor.attrs._replace(data="")
+            cursor.x = min(cursor.x + width, columns)
+        self.dirty.add(cursor.y)
+
+    def combine(self, char: str) -> None:
+        """Attach a zero-width character to the cell before the cursor."""
+        x, y = self.cursor.x, self.cursor.y
+        if x:
+            line, column = self.buffer[y], x - 1
+        elif y:
+            line, column = self.buffer[y - 1], self.columns - 1
+        else:
+            return
+        last = line[column]
+        line[column] = last._replace(data=unicodedata.normalize("NFC", last.data + char))
+
+    def insert_characters(self, count: int | None = None) -> None:
+        super().insert_characters(count)
+        line = self.buffer[self.cursor.y]
+        for x in [x for x in line if x >= self.columns]:
+            del line[x]
+
+    def erase_in_line(self, how: int = 0, private: bool = False) -> None:
+        if how == 1 and self.cursor.x >= self.columns:
+            self.cursor.x -= 1  # EL 1 in the pending-wrap position: stop at the last column
+            try:
+                super().erase_in_line(how, private)
+            finally:
+                self.cursor.x += 1
+            return
+        super().erase_in_line(how, private)
+
+    def set_tab_stop(self) -> None:
+        self.tabstops.add(min(self.cursor.x, self.columns - 1))
+
+    def set_title(self, param: str) -> None:
+        super().set_title(printable_title(param))
+
+    def set_icon_name(self, param: str) -> None:
+        super().set_icon_name(printable_title(param))
+
+    # ----- resize --------------------------------------------------------------------------
+
+    def resize(self, lines: int | None = None, columns: int | None = None) -> None:
+        lines = lines or self.lines
+        columns = columns or self.columns
+        if (lines, columns) == (self.lines, self.columns):
+            return
+        drop_top = max(0, self.cursor.y - (lines - 1))
+        buffers = [self.buffer] if self.main_buffer is None else [self.buffer, self.main_buffer]
+        for buffer in buffers:
+            kept = {
+                y - drop_top: line
+                for y, line in buffer.items()
+                if drop_top <= y < drop_top + lines
+            }
+            buffer.clear()
+            buffer.update(kept)
+            if columns < self.columns:
+                for line in buffer.values():
+                    for x in [x for x in line if x >= columns]:
+                        del line[x]
+        self.cursor.y -= drop_top
+        if columns < self.columns:
+            self.cursor.x = min(self.cursor.x, columns - 1)
+        self.saved_main = _fit_saved(self.saved_main, drop_top, lines, columns)
+        self.saved_alt = _fit_saved(self.saved_alt, drop_top, lines, columns)
+        old_columns = self.columns
+        self.tabstops = {t for t in self.tabstops if t < columns}
+        self.tabstops.update(t for t in range(8, columns, 8) if t >= old_columns)
+        self.lines, self.columns = lines, columns
+        self.margins = None
+        self.dirty.update(range(lines))
+
+
+def _fit_saved(
+    saved: SavedCursor | None, drop_top: int, lines: int, columns: int
+) -> SavedCursor | None:
+    if saved is None:
+        return None
+    return saved._replace(
+        x=min(saved.x, columns - 1), y=min(max(saved.y - drop_top, 0), lines - 1)
+    )
+
+
+class TerminalStream(pyte.ByteStream):
+    """pyte's ByteStream, always UTF-8, that drops a sequence whose handler fails."""
+
+    listener: TerminalScreen
+
+    def select_other_charset(self, code: str) -> None:
+        """Output stays UTF-8 (ESC % @ would switch pyte to Latin-1)."""
+
+    def feed(self, data: bytes) -> None:  # type: ignore[override]
+        self.feed_text(self.utf8_decoder.decode(data))
+
+    @property
+    def at_ground(self) -> bool:
+        """True between sequences, with no partial UTF-8 character waiting."""
+        return bool(self._taking_plain_text) and self.utf8_decoder.getstate()[0] == b""
+
+    def feed_text(self, data: str) -> None:
+        """pyte's Stream.feed, except that a failing handler costs only its own sequence."""
+        send = self._send_to_parser
+        draw = self.listener.draw
+        match_text = self._text_pattern.match
+        taking_plain_text = self._taking_plain_text
+        length = len(data)
+        offset = 0
+        while offset < length:
+            if taking_plain_text:
+                match = match_text(data, offset)
+                if match:
+                    start, offset = match.span()
+                    draw(data[start:offset])
+                else:
+                    taking_plain_text = False
+            else:
+                try:
+                    taking_plain_text = send(data[offset : offset + 1])
+                except Exception:
+                    taking_plain_text = self._taking_plain_text  # parser was re-initialised
+                offset += 1
+        self._taking_plain_text = taking_plain_text

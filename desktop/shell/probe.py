@@ -1,0 +1,229 @@
+"""A test and benchmark hook for the window: what the page reports, and a screenshot.
+
+`DESK_WINDOW_PROBE=<path>` makes the window, once the page reports it is connected (and its
+service worker is ready), write a JSON report to <path> and a PNG screenshot to <path>.png.
+`DESK_WINDOW_AUTOCLOSE=1` closes the window afterwards. The report never holds the token.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from desktop.config import write_private_file
+from desktop.shell.process import process_start_epoch
+
+GuiCaller = Callable[[Callable[[], None]], None]
+
+# The UI's CSP forbids eval (pywebview's evaluate_js): scripts go through run_js
+# (QtWebEngine's runJavaScript) and return JSON text.
+# Evaluated repeatedly; installs its own small state on the first call (and after a reload).
+STATE_SCRIPT = """
+(function () {
+  var probe = window.__deskProbe;
+  if (!probe) {
+    probe = window.__deskProbe = {swReady: false, painted: false};
+    if (navigator.serviceWorker) {
+      navigator.serviceWorker.ready.then(function () { probe.swReady = true; });
+    }
+  }
+  var state = null;
+  try {
+    if (window.__desk && typeof window.__desk.state === 'function') {
+      state = JSON.parse(JSON.stringify(window.__desk.state()));
+    }
+  } catch (e) { state = null; }
+  var paint = performance.getEntriesByName('first-contentful-paint')[0] ||
+    performance.getEntriesByName('first-paint')[0];
+  return JSON.stringify({
+    has_state: state !== null,
+    state: state,
+    connected: !!(state && state.connected),
+    controlled: !!(navigator.serviceWorker && navigator.serviceWorker.controller),
+    sw_ready: probe.swReady,
+    time_origin: performance.timeOrigin,
+    first_paint: paint ? paint.startTime : null,
+    origin: location.origin,
+    path: location.pathname,
+    token_in_url: location.href.indexOf('token=') >= 0,
+    title: document.title
+  });
+})()
+"""
+
+# Two animation frames after the connected state is set, it is on screen.
+PAINT_SCRIPT = """
+(function () {
+  var probe = window.__deskProbe;
+  probe.painted = false;
+  requestAnimationFrame(function () {
+    requestAnimationFrame(function () { probe.painted = true; });
+  });
+  return 'true';
+})()
+"""
+PAINTED_SCRIPT = "JSON.stringify(!!(window.__deskProbe && window.__deskProbe.painted))"
+
+
+def make_qt_gui_caller() -> GuiCaller:
+    """Run a function on Qt's GUI thread from any thread. Create it on the main thread."""
+    from PyQt6.QtCore import QObject, pyqtSignal, pyqtSlot
+
+    class _Caller(QObject):
+        requested = pyqtSignal(object)
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.requested.connect(self._run)
+
+        @pyqtSlot(object)
+        def _run(self, function: Callable[[], None]) -> None:
+            function()
+
+    caller = _Caller()
+
+    def call(function: Callable[[], None]) -> None:
+        # Holding `caller` here keeps the QObject alive: a bare bound signal would not.
+        caller.requested.emit(function)
+
+    return call
+
+
+class WindowProbe:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        autoclose: bool,
+        timeout: float,
+        gui_caller: GuiCaller | None,
+        service_pid: object,
+    ) -> None:
+        self.path = path
+        self.autoclose = autoclose
+        self.timeout = timeout
+        self.gui_caller = gui_caller
+        self.service_pid = service_pid
+
+    @classmethod
+    def from_environment(
+        cls, *, gui_caller: GuiCaller | None, service_pid: object
+    ) -> WindowProbe | None:
+        raw = os.environ.get("DESK_WINDOW_PROBE")
+        if not raw:
+            return None
+        timeout = float(os.environ.get("DESK_WINDOW_PROBE_TIMEOUT") or 30.0)
+        return cls(
+            Path(raw),
+            autoclose=os.environ.get("DESK_WINDOW_AUTOCLOSE") == "1",
+            timeout=timeout,
+            gui_caller=gui_caller,
+            service_pid=service_pid,
+        )
+
+    @property
+    def screenshot_path(self) -> Path:
+        return self.path.with_name(self.path.name + ".png")
+
+    def run(self, window: Any) -> None:
+        """Runs on pywebview's worker thread once the GUI loop starts."""
+        started = time.monotonic()
+        report: dict[str, object] = {"pid": os.getpid(), "service_pid": self.service_pid}
+        errors: list[str] = []
+        try:
+            report.update(self._observe(window, started, errors))
+            report["screenshot"] = self._screenshot(window, report, errors)
+        except Exception as exc:  # the report must be written whatever happened
+            errors.append(f"{type(exc).__name__}: {exc}")
+        report["errors"] = errors
+        report["probe_ms"] = round((time.monotonic() - started) * 1000, 1)
+        write_private_file(self.path, json.dumps(report, sort_keys=True) + "\n")
+        if self.autoclose:
+            window.destroy()
+
+    def _observe(self, window: Any, started: float, errors: list[str]) -> dict[str, object]:
+        deadline = started + self.timeout
+        if not window.events.loaded.wait(self.timeout):
+            errors.append("the page did not load")
+            return {"connected": False, "controlled": False, "timed_out": True}
+        loaded_ms = (time.time() - process_start_epoch()) * 1000
+        state: dict[str, Any] = {}
+        while True:
+            value = _run_json(window, STATE_SCRIPT)
+            state = value if isinstance(value, dict) else {}
+            ready = state.get("controlled") or state.get("sw_ready")
+            painted = state.get("first_paint") is not None
+            if state.get("connected") and ready and painted:
+                break
+            if time.monotonic() > deadline:
+                errors.append(
+                    "timed out waiting for connected, a ready service worker and a first paint"
+                )
+                break
+            time.sleep(0.05)
+        timed_out = bool(errors)
+        if state.get("connected"):
+            _run_json(window, PAINT_SCRIPT)
+            while not _run_json(window, PAINTED_SCRIPT) and time.monotonic() < deadline:
+                time.sleep(0.02)
+        return {
+            **{key: state.get(key) for key in _REPORTED},
+            "connected": bool(state.get("connected")),
+            "controlled": bool(state.get("controlled")),
+            "sw_ready": bool(state.get("sw_ready")),
+            "timed_out": timed_out,
+            "loaded_ms": round(loaded_ms, 1),
+            **_first_paint(state),
+        }
+
+    def _screenshot(self, window: Any, report: dict[str, object], errors: list[str]) -> str | None:
+        if self.gui_caller is None:
+            errors.append("screenshots need the Qt backend")
+            return None
+        done = threading.Event()
+        saved: list[bool] = []
+        target = self.screenshot_path
+        geometry: dict[str, int] = {}
+        report["window"] = geometry
+
+        def grab() -> None:
+            try:
+                native = window.native
+                geometry.update(
+                    x=native.x(), y=native.y(), width=native.width(), height=native.height()
+                )
+                saved.append(bool(native.grab().save(str(target), "PNG")))
+            finally:
+                done.set()
+
+        self.gui_caller(grab)
+        if not done.wait(10.0) or not saved or not saved[0]:
+            errors.append("the screenshot could not be taken")
+            return None
+        target.chmod(0o600)
+        return str(target)
+
+
+def _run_json(window: Any, script: str) -> Any:
+    raw = window.run_js(script)
+    return json.loads(raw) if isinstance(raw, str) else None
+
+
+_REPORTED = ("has_state", "state", "origin", "path", "token_in_url", "title")
+
+
+def _first_paint(state: dict[str, Any]) -> dict[str, object]:
+    origin, paint = state.get("time_origin"), state.get("first_paint")
+    if not isinstance(origin, int | float) or not isinstance(paint, int | float):
+        return {"first_paint_ms": None, "first_paint_epoch_ms": None}
+    epoch_ms = float(origin) + float(paint)
+    return {
+        "first_paint_epoch_ms": round(epoch_ms, 1),
+        "first_paint_ms": round(epoch_ms - process_start_epoch() * 1000, 1),
+        "process_start_epoch_ms": round(process_start_epoch() * 1000, 1),
+    }

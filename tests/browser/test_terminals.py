@@ -1,0 +1,348 @@
+"""Terminal tabs in the web UI against a real service and PTY host (issue 4)."""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from tests.browser.helpers import (
+    ARTIFACTS,
+    Service,
+    buffer_lines,
+    buffer_text,
+    service_reachable,
+    sign_in,
+    terminal,
+    terminals,
+    type_line,
+    wait_attached,
+    wait_for_line,
+    wait_for_status,
+    wait_until,
+)
+
+pytestmark = pytest.mark.browser
+
+PLAIN_SHELL: dict[str, Any] = {
+    "command": "bash",
+    "args": ["--norc", "--noprofile"],
+    "env": {"PS1": "$ ", "TERM": "xterm-256color"},
+}
+
+
+def create_terminal(service: Service, title: str) -> str:
+    info = service.request("POST", "/api/pty", {**PLAIN_SHELL, "title": title})
+    return str(info["id"])
+
+
+def open_ui(page: Page, service: Service, tabs: int) -> None:
+    sign_in(page, service)
+    page.wait_for_function(
+        "(n) => window.__desk.state().loaded && window.__desk.terminals().length === n", arg=tabs
+    )
+
+
+def activate(page: Page, pty_id: str) -> None:
+    page.locator(f'.tab[data-id="{pty_id}"]').click()
+    wait_until(lambda: terminal(page, pty_id)["active"], what=f"{pty_id} active")
+
+
+def count_lines(page: Page, pty_id: str, line: str) -> int:
+    return sum(1 for text in buffer_lines(page, pty_id) if text == line)
+
+
+def test_new_tab_runs_a_shell_and_echoes(page: Page, service: Service) -> None:
+    open_ui(page, service, 0)
+    expect(page.get_by_text("No terminals.")).to_be_visible()
+    page.get_by_role("button", name="New terminal").click()
+    expect(page.get_by_role("tab")).to_have_count(1)
+    pty_id = terminals(page)[0]["id"]
+    wait_attached(page, pty_id)
+    expect(page.get_by_role("img", name="Running")).to_be_visible()
+    type_line(page, "echo hi")
+    wait_for_line(page, pty_id, "hi")
+    # Fits the pane and told the service its size (the controller sets the terminal's size).
+    tab = terminal(page, pty_id)
+    info = service.request("GET", f"/api/pty/{pty_id}")
+    assert info["size"] == {"cols": tab["cols"], "rows": tab["rows"]}
+    assert tab["cols"] > 80
+
+
+def test_shortcuts_rename_reorder_and_close(page: Page, service: Service) -> None:
+    first = create_terminal(service, "first")
+    open_ui(page, service, 1)
+    wait_attached(page, first)
+    page.locator(f"#pane-{first} .xterm").click()
+
+    # Ctrl+Shift+T opens a tab without typing into the terminal.
+    page.keyboard.press("Control+Shift+T")
+    wait_until(lambda: len(terminals(page)) == 2, what="second tab")
+    second = terminals(page)[1]["id"]
+    wait_until(lambda: terminal(page, second)["active"], what="new tab active")
+    page.keyboard.press("Control+PageUp")
+    wait_until(lambda: terminal(page, first)["active"], what="previous tab")
+    page.keyboard.press("Control+PageDown")
+    wait_until(lambda: terminal(page, second)["active"], what="next tab")
+    assert "T" not in buffer_text(page, first)
+
+    # Rename by double-click: the service keeps the title.
+    page.locator(f'.tab[data-id="{second}"] .tab-title').dblclick()
+    name = page.get_by_role("textbox", name="Terminal name")
+    name.fill("builds")
+    name.press("Enter")
+    expect(page.locator(f'.tab[data-id="{second}"] .tab-title')).to_have_text("builds")
+    wait_until(
+        lambda: service.request("GET", f"/api/pty/{second}")["title"] == "builds", what="renamed"
+    )
+
+    # Drag "builds" before "first": the order is saved through the service and survives reload.
+    page.locator(f'.tab[data-id="{second}"]').drag_to(
+        page.locator(f'.tab[data-id="{first}"]'), target_position={"x": 4, "y": 10}
+    )
+    wait_until(lambda: [t["id"] for t in terminals(page)] == [second, first], what="reordered")
+    wait_until(
+        lambda: (
+            service.request("GET", "/api/ui/prefs/terminal-order")["value"][:2] == [second, first]
+        ),
+        what="order saved",
+    )
+    page.reload()
+    page.wait_for_function("() => window.__desk && window.__desk.state().loaded")
+    assert [t["id"] for t in terminals(page)] == [second, first]
+
+    # Ctrl+Shift+W on a running shell asks first; Cancel keeps it, confirming ends it.
+    activate(page, second)
+    wait_attached(page, second)
+    page.keyboard.press("Control+Shift+W")
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_be_visible()
+    dialog.get_by_role("button", name="Cancel").click()
+    expect(dialog).to_be_hidden()
+    assert len(terminals(page)) == 2
+    page.keyboard.press("Control+Shift+W")
+    page.get_by_role("dialog").get_by_role("button", name="Close terminal").click()
+    wait_until(lambda: [t["id"] for t in terminals(page)] == [first], what="tab closed")
+    assert [info["id"] for info in service.request("GET", "/api/pty")] == [first]
+
+
+def test_survives_a_killed_service_and_keeps_queued_input(
+    page: Page, service: Service, tmp_path: Path
+) -> None:
+    pty_id = create_terminal(service, "resilient")
+    open_ui(page, service, 1)
+    wait_attached(page, pty_id)
+    page.locator(f"#pane-{pty_id} .xterm").click()
+    type_line(page, "echo ready-$((20+1))")
+    wait_for_line(page, pty_id, "ready-21")
+
+    go = tmp_path / "go"
+    flag = tmp_path / "written"
+    # Output the shell produces only once no service is running.
+    type_line(
+        page,
+        f"while [ ! -e {go} ]; do sleep 0.05; done; echo while-down-$((40+2)); touch {flag}",
+    )
+    wait_until(
+        lambda: f"touch {flag}" in buffer_text(page, pty_id), what="command reached the shell"
+    )
+    service.kill()
+    wait_for_status(page, pty_id, "reconnecting")
+    expect(page.get_by_role("img", name="Reconnecting")).to_be_visible()
+    go.touch()
+    wait_until(flag.exists, timeout=10, what="the shell ran while the service was down")
+    # Typed while disconnected: queued, sent when this attachment regains control.
+    type_line(page, "echo queued-$((2+3))")
+    expect(page.locator("#terminal-notice")).to_contain_text("queued")
+
+    service.start()
+    wait_attached(page, pty_id, timeout=20)
+    wait_for_line(page, pty_id, "while-down-42")
+    wait_for_line(page, pty_id, "queued-5")
+    type_line(page, "echo after-$((1+2))")
+    wait_for_line(page, pty_id, "after-3")
+    for line in ("ready-21", "while-down-42", "queued-5", "after-3"):
+        assert count_lines(page, pty_id, line) == 1, buffer_text(page, pty_id)
+
+
+def test_second_window_is_view_only_until_it_takes_control(
+    browser: Browser, service: Service
+) -> None:
+    pty_id = create_terminal(service, "shared")
+    first = browser.new_context(viewport={"width": 1100, "height": 650}).new_page()
+    second = browser.new_context(viewport={"width": 900, "height": 500}).new_page()
+    open_ui(first, service, 1)
+    wait_attached(first, pty_id, "controller")
+    open_ui(second, service, 1)
+    wait_attached(second, pty_id, "observer")
+
+    bar = second.locator("#view-only-bar")
+    expect(bar).to_be_visible()
+    expect(bar).to_contain_text("View only")
+    expect(second.get_by_role("img", name="View only")).to_be_visible()
+    expect(first.locator("#view-only-bar")).to_be_hidden()
+    # The observer shows the controller's size, and its keys never reach the shell.
+    first_tab = terminal(first, pty_id)
+    second_tab = terminal(second, pty_id)
+    assert (second_tab["cols"], second_tab["rows"]) == (first_tab["cols"], first_tab["rows"])
+    second.locator(f"#pane-{pty_id} .xterm").click()
+    type_line(second, "echo observer-$((5+5))")
+    expect(second.locator("#terminal-notice")).to_contain_text("View only")
+
+    bar.get_by_role("button", name="Take control").click()
+    wait_attached(second, pty_id, "controller")
+    wait_until(lambda: terminal(first, pty_id)["role"] == "observer", what="first demoted")
+    expect(bar).to_be_hidden()
+    expect(first.locator("#view-only-bar")).to_be_visible()
+    expect(first.get_by_role("img", name="View only")).to_be_visible()
+
+    second.locator(f"#pane-{pty_id} .xterm").click()
+    type_line(second, "echo controller-$((6+6))")
+    wait_for_line(second, pty_id, "controller-12")
+    wait_for_line(first, pty_id, "controller-12")
+    assert count_lines(first, pty_id, "observer-10") == 0
+    # The terminal now has the new controller's (smaller) size, and the observer follows it.
+    wait_until(
+        lambda: (
+            (terminal(first, pty_id)["cols"], terminal(first, pty_id)["rows"])
+            == (terminal(second, pty_id)["cols"], terminal(second, pty_id)["rows"])
+        ),
+        what="observer follows the controller's size",
+    )
+
+    # Taking control back flips it again, live in both windows.
+    first.locator("#view-only-bar").get_by_role("button", name="Take control").click()
+    wait_attached(first, pty_id, "controller")
+    wait_until(lambda: terminal(second, pty_id)["role"] == "observer", what="second demoted")
+    expect(bar).to_be_visible()
+
+
+def test_status_icons_and_screenshot(page: Page, service: Service) -> None:
+    failing = create_terminal(service, "failing")
+    quiet = create_terminal(service, "background")
+    ringing = create_terminal(service, "ringing")
+    open_ui(page, service, 3)
+    for pty_id in (failing, quiet, ringing):
+        wait_attached(page, pty_id)
+        wait_for_status(page, pty_id, "running")
+
+    # Output in a background tab marks it with the activity dot.
+    activate(page, quiet)
+    page.locator(f"#pane-{quiet} .xterm").click()
+    type_line(page, "sleep 1; echo background-$((3+4))")
+    wait_until(lambda: "sleep 1" in buffer_text(page, quiet), what="command echoed")
+    activate(page, failing)
+    wait_for_status(page, quiet, "activity")
+    wait_for_line(page, quiet, "background-7")
+    expect(page.get_by_role("img", name="New output")).to_be_visible()
+
+    # A bell marks the tab that rang.
+    activate(page, ringing)
+    page.locator(f"#pane-{ringing} .xterm").click()
+    type_line(page, "printf '\\a'")
+    wait_for_status(page, ringing, "bell")
+    expect(page.get_by_role("img", name="Bell")).to_be_visible()
+
+    # Exit with an error: cross icon, code in the tooltip.
+    activate(page, failing)
+    page.locator(f"#pane-{failing} .xterm").click()
+    type_line(page, "exit 3")
+    wait_for_status(page, failing, "exited-error")
+    icon = page.get_by_role("img", name="Exited with code 3")
+    expect(icon).to_be_visible()
+    expect(icon).to_have_attribute("title", "Exited with code 3")
+    assert terminal(page, failing)["exitCode"] == 3
+
+    # Three tabs in three states, each with its own icon shape.
+    states = {t["id"]: t["status"] for t in terminals(page)}
+    assert states == {failing: "exited-error", quiet: "activity", ringing: "bell"}
+    shapes = page.evaluate(
+        "() => [...document.querySelectorAll('.tab .status-icon svg')].map((s) => s.innerHTML)"
+    )
+    assert len(set(shapes)) == 3
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    shot = ARTIFACTS / "terminal-tabs.png"
+    page.screenshot(path=str(shot))
+    assert_not_blank(shot, min_colours=16)
+    pane_shot = ARTIFACTS / "terminal-pane.png"
+    page.locator(f"#pane-{failing}").screenshot(path=str(pane_shot))
+    assert_not_blank(pane_shot, min_colours=3)
+
+
+def assert_not_blank(png: Path, min_colours: int) -> None:
+    """The image has real content: more than a few distinct colours (ImageMagick counts)."""
+    result = subprocess.run(
+        ["convert", str(png), "-format", "%k", "info:"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    colours = int(result.stdout.strip())
+    assert colours >= min_colours, f"{png} looks blank ({colours} colours)"
+
+
+def test_reload_resumes_the_same_screen_without_duplicates(page: Page, service: Service) -> None:
+    pty_id = create_terminal(service, "reloaded")
+    open_ui(page, service, 1)
+    wait_attached(page, pty_id)
+    page.locator(f"#pane-{pty_id} .xterm").click()
+    type_line(page, "seq 1 60 | sed 's/^/line-/'")
+    wait_for_line(page, pty_id, "line-60")
+    type_line(page, "echo done-$((9*9))")
+    wait_for_line(page, pty_id, "done-81")
+    wait_until(lambda: buffer_lines(page, pty_id)[-1] == "$", what="prompt back")
+    before = buffer_text(page, pty_id)
+    cursor = terminal(page, pty_id)["cursor"]
+
+    page.reload()
+    page.wait_for_function("() => window.__desk && window.__desk.state().loaded")
+    wait_attached(page, pty_id)
+    wait_until(lambda: buffer_text(page, pty_id) == before, what="same screen after reload")
+    assert terminal(page, pty_id)["cursor"] == cursor
+    for n in (1, 30, 60):
+        assert count_lines(page, pty_id, f"line-{n}") == 1
+    # ...and it still works.
+    page.locator(f"#pane-{pty_id} .xterm").click()
+    type_line(page, "echo again-$((2*3))")
+    wait_for_line(page, pty_id, "again-6")
+
+
+def test_a_flood_in_one_tab_keeps_typing_in_another_responsive(
+    page: Page, service: Service
+) -> None:
+    flood = create_terminal(service, "flood")
+    typing = create_terminal(service, "typing")
+    open_ui(page, service, 2)
+    wait_attached(page, flood)
+    wait_attached(page, typing)
+    activate(page, flood)
+    page.locator(f"#pane-{flood} .xterm").click()
+    type_line(page, "yes | head -c 50000000; echo flood-$((1+1))-done")
+    activate(page, typing)
+    page.locator(f"#pane-{typing} .xterm").click()
+    start = terminal(page, flood)["cursor"] or 0
+    wait_until(
+        lambda: (terminal(page, flood)["cursor"] or 0) - start > 1_000_000,
+        what="the flood is running",
+    )
+
+    latencies = []
+    for char in "abcdefgh":
+        probe = page.evaluate_handle(
+            "([id, c]) => window.__desk.echoLatency(id, c)", [typing, char]
+        )
+        page.keyboard.press(char)
+        latencies.append(page.evaluate("(p) => p", probe))
+        probe.dispose()
+    flooded = (terminal(page, flood)["cursor"] or 0) - start
+    print(f"echo latency during flood (ms): {[round(x, 1) for x in latencies]}")
+    print(f"median {statistics.median(latencies):.1f} ms, flood bytes meanwhile {flooded}")
+    assert flooded > 1_000_000
+    assert max(latencies) < 100, latencies
+    # The flood completes and its terminal still answers.
+    wait_for_line(page, flood, "flood-2-done", timeout=120)
+    wait_until(lambda: service_reachable(service.url), what="service alive")

@@ -1,0 +1,139 @@
+"""`desk` opens a real window under Xvfb, shows the UI logged in, and quits leaving nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from desktop.shell.process import is_alive
+from tests.conftest import wait_until
+from tests.desktop.conftest import Window
+
+pytestmark = pytest.mark.desktop
+
+
+def distinct_colours(png: Path) -> int:
+    from PyQt6.QtGui import QImage
+
+    image = QImage(str(png))
+    assert not image.isNull(), f"{png} is not an image"
+    return len(
+        {image.pixel(x, y) for x in range(0, image.width(), 4) for y in range(0, image.height(), 4)}
+    )
+
+
+def finish(process: subprocess.Popen[str], timeout: float = 120.0) -> tuple[str, str]:
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        raise
+    assert process.returncode == 0, f"desk exited with {process.returncode}: {err}"
+    return out, err
+
+
+def assert_nothing_left(window: Window, report: dict[str, object]) -> None:
+    service_pid = report["service_pid"]
+    assert isinstance(service_pid, int)
+    wait_until(lambda: not window.desk.leftovers(), timeout=15)
+    assert not is_alive(service_pid)
+    assert not window.desk.registration_path.exists()
+
+
+def test_window_shows_the_ui_connected_and_quits_clean(window: Window) -> None:
+    out, err = finish(window.launch(autoclose=True))
+    report = window.report()
+    assert report["errors"] == [], report
+    assert report["connected"] is True
+    assert report["sw_ready"] is True, "the UI registers its service worker"
+    assert report["path"] == "/"
+    assert report["token_in_url"] is False, "the login redirect drops the token from the URL"
+    screenshot = report["screenshot"]
+    assert isinstance(screenshot, str)
+    assert distinct_colours(Path(screenshot)) >= 3, "the screenshot is blank"
+    assert_nothing_left(window, report)
+
+    token = (window.desk.data_dir / "auth-token").read_text().strip()
+    for text in (
+        out,
+        err,
+        window.probe_path.read_text(),
+        (window.desk.data_dir / "service.log").read_text(),
+    ):
+        assert token not in text
+
+    # Second start: the worker registered on the first visit controls the page from the start
+    # (same data dir storage, same origin).
+    finish(window.launch(autoclose=True))
+    again = window.report()
+    assert again["errors"] == [], again
+    assert again["connected"] is True
+    assert again["controlled"] is True
+    assert again["origin"] == report["origin"]
+    assert again["service_pid"] != report["service_pid"]
+    assert_nothing_left(window, again)
+
+
+def xdotool(display: str, *args: str) -> str:
+    done = subprocess.run(
+        ["xdotool", *args],
+        env={**os.environ, "DISPLAY": display},
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    return done.stdout
+
+
+def test_window_keeps_size_and_position_and_quits_on_sigterm(window: Window) -> None:
+    geometry_file = window.desk.data_dir / "window.json"
+    window.desk.data_dir.mkdir(mode=0o700, parents=True)
+    geometry_file.write_text(json.dumps({"x": 60, "y": 40, "width": 900, "height": 640}))
+
+    process = window.launch(autoclose=False)
+    try:
+        wait_until(window.probe_path.exists, timeout=90)
+        report = window.report()
+        assert report["connected"] is True
+        assert report["window"] == {"x": 60, "y": 40, "width": 900, "height": 640}
+
+        # A second `desk` for the same data dir leaves the open window (and its service) alone.
+        second = subprocess.run(
+            [*process.args],
+            env=window.env(autoclose=True),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert second.returncode == 0
+        assert "already open" in second.stderr
+        assert is_alive(int(str(report["service_pid"])))
+
+        # Move and resize it the way a window manager would.
+        ids = xdotool(
+            window.display.name, "search", "--sync", "--onlyvisible", "--pid", str(process.pid)
+        )
+        window_id = ids.split()[0]
+        xdotool(window.display.name, "windowsize", "--sync", window_id, "1000", "700")
+        xdotool(window.display.name, "windowmove", "--sync", window_id, "30", "20")
+        process.send_signal(signal.SIGTERM)
+        finish(process)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+    saved = json.loads(geometry_file.read_text())
+    assert (saved["x"], saved["y"], saved["width"], saved["height"]) == (30, 20, 1000, 700)
+    assert_nothing_left(window, report)
+
+    finish(window.launch(autoclose=True))
+    assert window.report()["window"] == {"x": 30, "y": 20, "width": 1000, "height": 700}

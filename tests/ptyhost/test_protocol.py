@@ -1,0 +1,112 @@
+"""Framing of the PTY host protocol: round trips over any split, clear errors on garbage."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from desktop.ptyhost.protocol import (
+    HEADER,
+    MAX_PAYLOAD,
+    Frame,
+    FrameDecoder,
+    InputFrame,
+    JsonFrame,
+    OutputFrame,
+    ProtocolError,
+    dumps,
+    encode_frame,
+    encode_json,
+)
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+json_objects = st.dictionaries(st.text(max_size=10), json_values, max_size=5)
+
+frames = st.one_of(
+    json_objects.map(lambda message: JsonFrame(message, dumps(message))),
+    st.builds(
+        OutputFrame,
+        offset=st.integers(0, 2**64 - 1),
+        data=st.binary(max_size=300),
+        checkpoint=st.booleans(),
+    ),
+    st.builds(InputFrame, data=st.binary(max_size=300)),
+)
+
+
+def split(stream: bytes, cuts: list[int]) -> list[bytes]:
+    points = sorted({min(cut, len(stream)) for cut in cuts})
+    pieces, start = [], 0
+    for point in points:
+        pieces.append(stream[start:point])
+        start = point
+    pieces.append(stream[start:])
+    return pieces
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(frames, max_size=8), st.lists(st.integers(0, 4000), max_size=12))
+def test_any_split_of_a_stream_decodes_to_the_same_frames(
+    sent: list[Frame], cuts: list[int]
+) -> None:
+    stream = b"".join(encode_frame(frame) for frame in sent)
+    decoder = FrameDecoder()
+    received: list[Frame] = []
+    for piece in split(stream, cuts):
+        received.extend(decoder.feed(piece))
+    assert received == sent
+    assert decoder.buffered == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(min_size=1, max_size=200))
+def test_garbage_is_either_incomplete_or_a_protocol_error(garbage: bytes) -> None:
+    decoder = FrameDecoder(max_payload=1024)
+    try:
+        decoded = decoder.feed(garbage)
+    except ProtocolError as exc:
+        assert str(exc)
+        # Once broken, always broken: the connection must be closed.
+        with pytest.raises(ProtocolError):
+            decoder.feed(b"")
+        return
+    for frame in decoded:
+        assert isinstance(frame, JsonFrame | OutputFrame | InputFrame)
+
+
+@pytest.mark.parametrize(
+    ("raw", "reason"),
+    [
+        (HEADER.pack(3, 9) + b"abc", "unknown frame kind"),
+        (HEADER.pack(MAX_PAYLOAD + 1, 1), "exceeds the limit"),
+        (HEADER.pack(4, 1) + b"\xff\xfe{}", "not valid UTF-8 JSON"),
+        (HEADER.pack(2, 1) + b"[]", "must hold an object"),
+        (HEADER.pack(3, 1) + b"{x}", "not valid UTF-8 JSON"),
+        (HEADER.pack(4, 2) + b"\0\0\0\0", "shorter than its header"),
+        (HEADER.pack(9, 2) + struct.pack("!BQ", 0x80, 0), "unknown output flags"),
+    ],
+)
+def test_bad_frames_raise_a_clear_error(raw: bytes, reason: str) -> None:
+    with pytest.raises(ProtocolError, match=reason):
+        FrameDecoder().feed(raw)
+
+
+def test_frames_before_a_bad_one_are_not_returned_as_partial_success() -> None:
+    decoder = FrameDecoder()
+    with pytest.raises(ProtocolError):
+        decoder.feed(encode_json({"a": 1}) + HEADER.pack(1, 77) + b"x")
+
+
+def test_the_size_limit_applies_before_the_payload_arrives() -> None:
+    decoder = FrameDecoder(max_payload=16)
+    with pytest.raises(ProtocolError, match="exceeds"):
+        decoder.feed(HEADER.pack(17, 3))

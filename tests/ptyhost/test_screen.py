@@ -1,0 +1,556 @@
+"""The screen model: checkpoints are exact against a reference fed every byte, skipping
+happens when (and only when) it is safe, and feeding is safe from another thread."""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from unittest.mock import patch
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from desktop.ptyhost import screen as screen_module
+from desktop.ptyhost.screen import ScreenModel
+from desktop.ptyhost.screen_terminal import TerminalScreen, TerminalStream
+
+from .screen_corpus import (
+    Capture,
+    Event,
+    Reference,
+    Resize,
+    diff,
+    full_screen_redraws,
+    numbered_lines,
+    replay,
+    run,
+    state,
+)
+
+# ----- helpers -----------------------------------------------------------------------------
+
+
+def assert_exact(model: ScreenModel, reference: Reference) -> bytes:
+    """The model's checkpoint, replayed on a fresh reference screen, equals the reference."""
+    checkpoint = model.checkpoint()
+    checkpoint.decode("utf-8")  # well-formed
+    cols, rows = reference.screen.columns, reference.screen.lines
+    assert model.size == (cols, rows)
+    expected = state(reference.screen)
+    actual = state(replay(checkpoint, cols, rows))
+    assert expected == actual, diff(expected, actual) + f"\ncheckpoint: {checkpoint!r}"[:2000]
+    lines, cursor = model.snapshot()
+    display = [
+        "".join(reference.screen.buffer[y][x].data for x in range(cols)).rstrip()
+        for y in range(rows)
+    ]
+    assert lines == display
+    assert cursor == (min(reference.screen.cursor.x, cols - 1), reference.screen.cursor.y)
+    assert model.in_alternate_screen == reference.screen.in_alternate_screen
+    return checkpoint
+
+
+def feed_in_chunks(
+    model: ScreenModel, events: list[Event], rng: random.Random, max_chunk: int = 64
+) -> None:
+    """Feed with chunk boundaries anywhere, with catch-ups (some partial) in between."""
+    for event in events:
+        if isinstance(event, Resize):
+            model.resize(event.cols, event.rows)
+            continue
+        at = 0
+        while at < len(event):
+            size = rng.randint(1, max_chunk)
+            model.feed(event[at : at + size])
+            at += size
+            if rng.random() < 0.15:
+                model.catch_up(rng.choice([None, 1, 5, 64]))
+
+
+@contextmanager
+def eager_skipping() -> Iterator[None]:
+    """Skip (and parse through sequences) at tiny sizes, to exercise every path."""
+    with (
+        patch.object(screen_module, "COMPACT_MIN", 32),
+        patch.object(screen_module, "MIN_SKIP", 1),
+        patch.object(screen_module, "SEQUENCE_SLACK", 3),
+        patch.object(screen_module, "IN_SEQUENCE_STEP", 5),
+    ):
+        yield
+
+
+# ----- generated output --------------------------------------------------------------------
+
+_number = st.one_of(st.integers(0, 30), st.sampled_from([0, 1, 255, 256, 9999, 12345]))
+_params = st.lists(_number, max_size=4).map(lambda ps: ";".join(map(str, ps)))
+_text = st.text(
+    st.sampled_from(
+        list("abcxyz ABC019~.-")
+        + ["é", "ß", "Ω", "日", "本", "語", "😀", "🎉", "\u0301", "\u0308", "\u200d", "\ufe0f"]
+        + ["\u200b", "\x01", "\x85", "\x9b", "\u1100", "\u1161", "\uff21", "\xad"]
+    ),
+    min_size=1,
+    max_size=24,
+).map(lambda s: s.encode())
+_sgr_param = st.one_of(
+    st.sampled_from(
+        ["", "0", "00", "1", "22", "3", "23", "4", "24", "5", "25", "7", "27", "9", "29"]
+        + ["30", "31", "37", "39", "40", "44", "49", "90", "97", "100", "105", "107", "38;5"]
+    ),
+    st.integers(0, 300).map(lambda n: f"38;5;{n}"),
+    st.integers(0, 300).map(lambda n: f"48;5;{n}"),
+    st.tuples(st.integers(0, 300), st.integers(0, 255), st.integers(0, 9999)).map(
+        lambda c: f"{st_choice(c)};2;{c[0]};{c[1]};{c[2]}"
+    ),
+)
+
+
+def st_choice(colour: tuple[int, int, int]) -> str:
+    return "38" if sum(colour) % 2 else "48"
+
+
+_sgr = st.lists(_sgr_param, min_size=1, max_size=3).map(lambda ps: f"\x1b[{';'.join(ps)}m".encode())
+_csi = st.tuples(st.sampled_from(list("ABCDEFGHJKLMPSTX@`dfgr")), _params).map(
+    lambda t: f"\x1b[{t[1]}{t[0]}".encode()
+)
+_modes = st.tuples(
+    st.sampled_from(["?1049", "?1047", "?47", "?1048", "?25", "?7", "4", "20", "?6", "?5"]
+    + ["?2004", "?1", "?3", "?1000", "224", "1504"]),
+    st.sampled_from("hl"),
+).map(lambda t: f"\x1b[{t[0]}{t[1]}".encode())
+_escapes = st.sampled_from(
+    [b"\x1b7", b"\x1b8", b"\x1bD", b"\x1bM", b"\x1bE", b"\x1bc", b"\x1bH", b"\x1b#8"]
+    + [b"\x1b(0", b"\x1b%@", b"\x0e", b"\x0f", b"\x1b[?1;2m", b"\x1b[1;2;3K", b"\x1b[5;1n"]
+    + [b"\x1b[3;5;7r", b"\x1b[\xc2\xb2m", b"\x1b[1:2m", b"\x1b[3$p", b"\x1b[1\x1810"]
+)
+_controls = st.sampled_from(
+    [b"\r", b"\n", b"\r\n", b"\r\n", b"\t", b"\b", b"\x07", b"\x0b", b"\x0c", b"\x00", b"\x7f"]
+)
+_osc = st.tuples(st.sampled_from(["0", "1", "2", "P", "R", "7"]), st.text("ab \x1b\x07é", max_size=6))
+_osc_bytes = _osc.map(lambda t: f"\x1b]{t[0]};{t[1]}\x07".encode())
+_garbage = st.one_of(
+    st.binary(max_size=6), st.sampled_from([b"\xc2\x9b2J", b"\xc2\x9d0;t\x07", b"\xe6\x97"])
+)
+_flood = st.tuples(st.integers(1, 40), st.booleans(), st.booleans()).map(
+    lambda t: (
+        numbered_lines(t[0] * 3, t[0], coloured=t[1])
+        if not t[2]
+        else b"".join(b"\xe6\x97\xa5 %d\t\x1b[2Kx\x1b[3G\x1b[1P\x1b[2@\x08\r\n" % i for i in range(t[0]))
+    )
+)
+_token = st.one_of(
+    _text, _text, _text, _sgr, _sgr, _controls, _controls, _csi, _csi, _modes, _escapes,
+    _osc_bytes, _garbage, _flood,
+)
+
+
+@st.composite
+def _events(draw: st.DrawFn, max_cols: int = 20, max_rows: int = 8) -> tuple[int, int, list[Event]]:
+    cols = draw(st.integers(1, max_cols))
+    rows = draw(st.integers(1, max_rows))
+    events: list[Event] = []
+    for item in draw(st.lists(st.one_of(_token, _token, _token, st.just(None)), max_size=60)):
+        if item is None:
+            events.append(Resize(draw(st.integers(1, max_cols)), draw(st.integers(1, max_rows))))
+        else:
+            events.append(item)
+    return cols, rows, events
+
+
+_property_settings = settings(
+    max_examples=250,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@_property_settings
+@given(_events(), st.randoms(use_true_random=False))
+def test_checkpoint_is_exact_for_generated_output(
+    case: tuple[int, int, list[Event]], rng: random.Random
+) -> None:
+    cols, rows, events = case
+    model = ScreenModel(cols, rows)
+    feed_in_chunks(model, events, rng)
+    assert_exact(model, Reference(cols, rows).apply(events))
+
+
+@_property_settings
+@given(_events(), st.randoms(use_true_random=False))
+def test_checkpoint_is_exact_with_eager_skipping(
+    case: tuple[int, int, list[Event]], rng: random.Random
+) -> None:
+    cols, rows, events = case
+    with eager_skipping():
+        model = ScreenModel(cols, rows)
+        feed_in_chunks(model, events, rng, max_chunk=200)
+        assert_exact(model, Reference(cols, rows).apply(events))
+
+
+@settings(max_examples=100, deadline=None)
+@given(_events(), st.randoms(use_true_random=False))
+def test_checkpoint_then_more_output_stays_exact(
+    case: tuple[int, int, list[Event]], rng: random.Random
+) -> None:
+    """A client given a checkpoint and then live output sees what the reference shows:
+    modes, scroll region, saved cursors and the screen under the alternate one carry over."""
+    cols, rows, events = case
+    split = rng.randint(0, len(events))
+    model = ScreenModel(cols, rows)
+    feed_in_chunks(model, events[:split], rng)
+    reference = Reference(cols, rows).apply(events[:split])
+    checkpoint = model.checkpoint()
+    size = model.size
+    client = Reference(*size).feed(checkpoint)
+    rest = [*events[split:], b"\x1b[?1049l\x1b8abc\r\n\x1bM\x1b[4;1Hdef\n\n\n\n\n\n\n\n\n"]
+    client.apply(rest)
+    reference.apply(rest)
+    expected, actual = state(reference.screen), state(client.screen)
+    assert expected == actual, diff(expected, actual)
+
+
+@settings(max_examples=100, deadline=None)
+@given(_events(), st.randoms(use_true_random=False))
+def test_reference_does_not_depend_on_how_output_is_split(
+    case: tuple[int, int, list[Event]], rng: random.Random
+) -> None:
+    cols, rows, events = case
+    whole = Reference(cols, rows).apply(events)
+    pieces = Reference(cols, rows)
+    for event in events:
+        if isinstance(event, Resize):
+            pieces.apply([event])
+        else:
+            at = 0
+            while at < len(event):
+                size = rng.randint(1, 3)
+                pieces.feed(event[at : at + size])
+                at += size
+    assert state(whole.screen) == state(pieces.screen)
+
+
+# ----- real programs -----------------------------------------------------------------------
+
+
+def _check_recording(output: bytes, cols: int, rows: int, seed: int = 0) -> None:
+    rng = random.Random(seed)
+    for max_chunk in (4096, 7):
+        model = ScreenModel(cols, rows)
+        feed_in_chunks(model, [output], rng, max_chunk=max_chunk)
+        assert_exact(model, Reference(cols, rows).feed(output))
+
+
+def test_ls_color(tmp_path: Path) -> None:
+    for name in ["plain.txt", "script.sh", "archive.tar.gz", "dir", "link", "日本語.txt"]:
+        (tmp_path / name).write_text("x")
+    (tmp_path / "script.sh").chmod(0o755)
+    (tmp_path / "dir").unlink()
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "link").unlink()
+    (tmp_path / "link").symlink_to("plain.txt")
+    output = run(["ls", "--color=always", "-la", str(tmp_path), "/usr/bin"], cols=100, rows=30)
+    assert b"\x1b[" in output
+    _check_recording(output, 100, 30)
+
+
+def test_seq() -> None:
+    output = run(["seq", "1", "20000"], cols=80, rows=24)
+    assert output.endswith(b"20000\r\n")
+    _check_recording(output, 80, 24)
+
+
+def test_git_log_color(tmp_path: Path) -> None:
+    env = ["git", "-c", "user.name=T", "-c", "user.email=t@example.com", "-C", str(tmp_path)]
+    run(["git", "init", "-q", str(tmp_path)])
+    for i in range(30):
+        (tmp_path / f"f{i}").write_text(f"{i}\n" * i)
+        run([*env, "add", "."])
+        run([*env, "commit", "-q", "-m", f"commit {i}: ünïcödé 日本"])
+    output = run(
+        [*env, "--no-pager", "log", "--color=always", "--graph", "--stat", "--decorate"],
+        cols=90,
+        rows=20,
+    )
+    assert b"\x1b[33mcommit" in output
+    _check_recording(output, 90, 20)
+
+
+def test_vim_session(tmp_path: Path) -> None:
+    """vim: alternate screen, cursor addressing, colours, scroll regions; on exit the shell
+    screen is back."""
+    path = tmp_path / "example.py"
+    path.write_text("".join(f"def f{i}(x):\n    return x * {i}  # 日本語 {i}\n" for i in range(80)))
+    capture = Capture(
+        ["vim", "-u", "NONE", "-i", "NONE", "-N", "-n", "+syntax on", "+set number", str(path)],
+        80,
+        24,
+    )
+    capture.wait_for(b"f11")
+    checkpoints: list[bytes] = []
+    for keys, marker in [
+        (b"G", b"f79"),
+        (b"gg", b"f0("),
+        (b"\x06\x06", b"f2"),  # two pages down
+        (b"/return x \\* 3\r", b"* 3"),
+        (b"ORE\x1b", b"RE"),
+    ]:
+        capture.send(keys)
+        capture.wait_for(marker)
+        checkpoints.append(bytes(capture.output))
+    capture.send(b":q!\r")
+    output = capture.finish()
+    assert b"\x1b[?1049h" in output and b"\x1b[?1049l" in output
+    for partial in checkpoints:
+        model = ScreenModel(80, 24)
+        model.feed(partial)
+        reference = Reference(80, 24).feed(partial)
+        assert reference.screen.in_alternate_screen
+        assert_exact(model, reference)
+    _check_recording(b"shell prompt $ vim example.py\r\n" + output, 80, 24)
+
+
+def test_less_session(tmp_path: Path) -> None:
+    path = tmp_path / "text.txt"
+    path.write_text("".join(f"line {i} \x1b[31mred\x1b[0m end\n" for i in range(200)))
+    capture = Capture(["less", "-R", str(path)], 60, 15)
+    capture.wait_for(b"line 10")
+    capture.send(b" ")
+    capture.wait_for(b"line 2")
+    middle = bytes(capture.output)
+    capture.send(b"q")
+    output = capture.finish()
+    model = ScreenModel(60, 15)
+    model.feed(middle)
+    assert_exact(model, Reference(60, 15).feed(middle))
+    _check_recording(output, 60, 15)
+
+
+def test_vim_like_session_with_resizes() -> None:
+    """Hand-made: prompt, full-screen program with scroll region and saved cursor, resizes
+    in the middle (both buffers resized), exit back to the main screen."""
+    events: list[Event] = [
+        b"\x1b]0;user@host: ~\x07\x1b[01;32muser@host\x1b[00m:\x1b[01;34m~\x1b[00m$ vim\r\n",
+        numbered_lines(0, 30),
+        b"\x1b[?1049h\x1b[22;0;0t\x1b[?1h\x1b=\x1b[H\x1b[2J\x1b[1;20r\x1b[?25l",
+        full_screen_redraws(2, 80, 24),
+        Resize(60, 18),
+        b"\x1b[5;1H\x1b[2L\x1b[38;2;10;20;30mINSERTED\x1b[m\x1b7\x1b[10;10H\x1b[M",
+        Resize(100, 30),
+        b"\x1b[1;10r\x1b[5;1H\n\n\n\n\n\n\n\n\x1bM\x1bM\x1b8X\x1b[?25h",
+        b"\x1b[r\x1b[?1l\x1b>\x1b[?1049l",
+        b"after vim\r\n",
+    ]
+    rng = random.Random(3)
+    for cut in range(len(events) + 1):
+        model = ScreenModel(80, 24)
+        feed_in_chunks(model, events[:cut], rng, max_chunk=50)
+        assert_exact(model, Reference(80, 24).apply(events[:cut]))
+
+
+# ----- skipping ----------------------------------------------------------------------------
+
+
+PROMPT = b"\x1b]0;user@host:~\x07\x1b[?2004h\x1b[01;32muser@host\x1b[00m$ \x1b[?2004l\r\r\n"
+
+
+def test_flood_of_yes_is_skipped_and_checkpoint_matches_the_tail() -> None:
+    """50 MB of `yes` output: after feeding, almost nothing is left to parse; the checkpoint
+    equals a reference fed only the prompt and the last lines (all a screen can show)."""
+    cols, rows = 80, 24
+    model = ScreenModel(cols, rows)
+    model.feed(PROMPT)
+    model.catch_up()
+    chunk = b"y\r\n" * (64 * 1024 // 3)
+    total = 0
+    while total < 50_000_000:
+        model.feed(chunk)
+        total += len(chunk)
+    assert model.pending_bytes < 256 * 1024
+    assert model.skipped_bytes > total - 256 * 1024
+    tail = PROMPT + b"y\r\n" * (4 * rows)
+    assert_exact(model, Reference(cols, rows).feed(tail))
+
+
+def test_coloured_flood_is_skipped_and_exact() -> None:
+    """ls/git-like coloured lines after a prompt with sequences that must be parsed:
+    skipping happens (the prompt is parsed first) and the checkpoint is exact against the
+    reference fed every byte."""
+    cols, rows = 70, 20
+    output = PROMPT + numbered_lines(0, 4000) + b"\x1b[1;33mbold tail " + "日本語".encode()
+    model = ScreenModel(cols, rows)
+    for at in range(0, len(output), 8192):
+        model.feed(output[at : at + 8192])
+    model.catch_up()
+    assert model.skipped_bytes > len(output) * 0.9
+    assert_exact(model, Reference(cols, rows).feed(output))
+
+
+@pytest.mark.parametrize(
+    "unsafe",
+    [
+        pytest.param(b"\x1b[A", id="cursor-up-in-the-flood"),
+        pytest.param(b"\x1b]0;title\x07", id="osc-in-the-flood"),
+    ],
+)
+def test_no_skipping_across_unsafe_sequences(unsafe: bytes) -> None:
+    cols, rows = 40, 10
+    lines = numbered_lines(0, 3000).split(b"\r\n")
+    output = b"".join(line + b"\r\n" + (unsafe if i % 7 == 0 else b"") for i, line in enumerate(lines))
+    model = ScreenModel(cols, rows)
+    for at in range(0, len(output), 4096):
+        model.feed(output[at : at + 4096])
+    assert model.skipped_bytes == 0
+    assert model.pending_bytes == len(output)
+    assert_exact(model, Reference(cols, rows).feed(output))
+
+
+@pytest.mark.parametrize(
+    "setup",
+    [
+        pytest.param(b"\x1b[?1049h", id="alternate-screen"),
+        pytest.param(b"\x1b[2;8r", id="scroll-region"),
+        pytest.param(b"\x1b[", id="inside-a-sequence"),
+    ],
+)
+def test_no_skipping_in_unsafe_states(setup: bytes) -> None:
+    cols, rows = 40, 10
+    model = ScreenModel(cols, rows)
+    model.feed(b"before\r\n" + setup)
+    model.catch_up()
+    flood = numbered_lines(0, 3000)
+    for at in range(0, len(flood), 4096):
+        model.feed(flood[at : at + 4096])
+    assert model.skipped_bytes == 0
+    assert_exact(model, Reference(cols, rows).feed(b"before\r\n" + setup + flood))
+
+
+def test_skipping_resumes_after_the_unsafe_part_is_parsed() -> None:
+    cols, rows = 40, 10
+    output = numbered_lines(0, 100) + b"\x1b[2;5r\x1b[3;1Hregion\x1b[r" + numbered_lines(100, 3000)
+    model = ScreenModel(cols, rows)
+    model.feed(output)
+    assert model.skipped_bytes == 0
+    model.catch_up()
+    assert model.skipped_bytes > len(output) * 0.8
+    assert_exact(model, Reference(cols, rows).feed(output))
+
+
+def test_resize_is_ordered_with_the_output() -> None:
+    model = ScreenModel(10, 4)
+    model.feed(b"0123456789ab")  # wraps at 10 columns
+    model.resize(20, 4)
+    model.feed(b"\r\n0123456789abcdef")
+    assert model.size == (20, 4)
+    lines, cursor = model.snapshot()
+    assert lines == ["0123456789", "ab", "0123456789abcdef", ""]
+    assert cursor == (16, 2)
+
+
+# ----- threads -----------------------------------------------------------------------------
+
+
+def test_feeding_while_another_thread_catches_up() -> None:
+    cols, rows = 50, 12
+    rng = random.Random(7)
+    parts = [PROMPT]
+    for i in range(300):
+        parts.append(rng.choice([numbered_lines(i * 50, 50), full_screen_redraws(1, cols, rows)]))
+        parts.append(rng.choice([b"", b"\x1b[?1049l", b"\x1b[3A\x1b[2K", b"\x1b]2;t\x07"]))
+    output = b"".join(parts)
+    model = ScreenModel(cols, rows)
+    done = threading.Event()
+    errors: list[BaseException] = []
+
+    def parse() -> None:
+        try:
+            while not done.is_set():
+                model.catch_up(rng.choice([None, 10_000]))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    worker = threading.Thread(target=parse)
+    worker.start()
+    try:
+        at = 0
+        while at < len(output):
+            size = rng.randint(1, 65536)
+            model.feed(output[at : at + size])
+            at += size
+    finally:
+        done.set()
+        worker.join(timeout=60)
+    assert not errors
+    assert_exact(model, Reference(cols, rows).feed(output))
+
+
+# ----- the terminal semantics --------------------------------------------------------------
+
+
+def _screen(data: bytes, cols: int = 20, rows: int = 5) -> TerminalScreen:
+    screen = TerminalScreen(cols, rows)
+    TerminalStream(screen).feed(data)
+    return screen
+
+
+def test_alternate_screen_keeps_the_main_screen_and_cursor() -> None:
+    screen = _screen(b"main text\r\nsecond\x1b[1;3H\x1b[31m\x1b[?1049h\x1b[0mALT\x1b[5;5H")
+    assert screen.in_alternate_screen
+    assert screen.buffer[0][0].data == "A"
+    TerminalStream(screen).feed(b"\x1b[?1049l")
+    assert not screen.in_alternate_screen
+    assert screen.display[0].rstrip() == "main text"
+    assert (screen.cursor.x, screen.cursor.y) == (2, 0)
+    assert screen.cursor.attrs.fg == "red"
+
+
+def test_47_switches_without_saving_the_cursor() -> None:
+    screen = _screen(b"main\x1b[?47hALT\x1b[3;3H\x1b[?47l")
+    assert screen.display[0].rstrip() == "main"
+    assert (screen.cursor.x, screen.cursor.y) == (2, 2)
+
+
+def test_zero_width_characters_do_not_drop_text() -> None:
+    screen = _screen("❤️ love 👨\u200d👩 x".encode())
+    assert screen.display[0].rstrip() == "❤\ufe0f love 👨\u200d👩 x"
+
+
+def test_checkpoint_format() -> None:
+    model = ScreenModel(10, 3)
+    model.feed("ab日\x1b[41mc\x1b[?1049h\x1b[1;10Hz\x1b[?25l".encode())
+    checkpoint = model.checkpoint()
+    assert checkpoint.startswith(b"\x1bc")
+    assert b"\x1b[?1049h" in checkpoint
+    assert checkpoint.endswith(b"\x1b[?25l") or b"\x1b[?25l" in checkpoint
+    assert "日".encode() in checkpoint and checkpoint.count("日".encode()) == 1
+    checkpoint.decode("utf-8")
+
+
+# ----- bad input ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cols", "rows", "error"),
+    [(0, 24, ValueError), (80, 10000, ValueError), ("80", 24, TypeError), (80, 2.5, TypeError)],
+)
+def test_bad_sizes_are_rejected(cols: object, rows: object, error: type[Exception]) -> None:
+    with pytest.raises(error):
+        ScreenModel(cols, rows)  # type: ignore[arg-type]
+    model = ScreenModel(80, 24)
+    with pytest.raises(error):
+        model.resize(cols, rows)  # type: ignore[arg-type]
+    assert model.size == (80, 24)
+
+
+def test_bad_feed_and_catch_up_arguments_change_nothing() -> None:
+    model = ScreenModel(80, 24)
+    model.feed(b"hello")
+    with pytest.raises(TypeError):
+        model.feed("text")  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        model.catch_up(-1)
+    assert model.pending_bytes == 5
+    assert model.snapshot()[0][0] == "hello"

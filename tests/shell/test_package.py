@@ -1,0 +1,117 @@
+"""`build.spec` makes a one-folder bundle whose `Desk self-test` passes and whose window works."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.desktop.conftest import start_xvfb, stop_xvfb
+from tests.shell.conftest import PROJECT, Desk
+
+pytestmark = [pytest.mark.package, pytest.mark.timeout(900)]
+
+
+def folder_size(path: Path) -> int:
+    return sum(entry.lstat().st_size for entry in path.rglob("*"))
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("package")
+    started = time.monotonic()
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "pyinstaller"),
+            "--noconfirm",
+            "--log-level",
+            "WARN",
+            "--distpath",
+            str(out / "dist"),
+            "--workpath",
+            str(out / "build"),
+            "build.spec",
+        ],
+        cwd=PROJECT,
+        capture_output=True,
+        text=True,
+        timeout=800,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    folder = out / "dist" / "Desk"
+    size = folder_size(folder)
+    print(f"\nbundle: built in {time.monotonic() - started:.1f}s, {size / 2**20:.0f} MiB")
+    return folder
+
+
+def bundle_env(desk: Desk) -> dict[str, str]:
+    # The bundle serves its own copy of the UI.
+    return {key: value for key, value in desk.env.items() if not key.startswith("DESK_WEB")}
+
+
+def test_bundle_layout(bundle: Path) -> None:
+    executable = bundle / "Desk"
+    assert executable.is_file() and os.access(executable, os.X_OK)
+    internal = bundle / "_internal"
+    assert (internal / "desktop" / "web_dist" / "index.html").is_file()
+    assert (internal / "desktop" / "web_dist" / "sw.js").is_file()
+    assert list((internal / "desktop" / "native").glob("_pty*.so"))
+    qt = internal / "PyQt6" / "Qt6"
+    assert (qt / "libexec" / "QtWebEngineProcess").is_file()
+    assert (qt / "plugins" / "platforms" / "libqxcb.so").is_file()
+    assert not (qt / "qml").exists(), "QML modules are not needed"
+    locales = sorted(path.name for path in (qt / "translations").rglob("*") if path.is_file())
+    assert locales == ["en-US.pak"]
+    libraries = {path.name for path in (qt / "lib").iterdir()}
+    for unused in ("Designer", "Multimedia", "Quick3D", "Pdf", "QuickControls2", "Charts"):
+        assert not any(f"Qt6{unused}" in name for name in libraries), unused
+    dangling = [path for path in bundle.rglob("*") if path.is_symlink() and not path.exists()]
+    assert dangling == []
+
+
+def test_bundle_self_test(bundle: Path, desk: Desk, tmp_path: Path) -> None:
+    done = subprocess.run(
+        [str(bundle / "Desk"), "self-test"],
+        env=bundle_env(desk),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_bundle_opens_the_window(bundle: Path, desk: Desk, tmp_path: Path) -> None:
+    display = start_xvfb()
+    probe = tmp_path / "probe.json"
+    env = {
+        **bundle_env(desk),
+        "DISPLAY": display.name,
+        "QT_QPA_PLATFORM": "xcb",
+        "DESK_WINDOW_PROBE": str(probe),
+        "DESK_WINDOW_AUTOCLOSE": "1",
+    }
+    try:
+        done = subprocess.run(
+            [str(bundle / "Desk")],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        stop_xvfb(display)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(probe.read_text())
+    assert report["errors"] == [], report
+    assert report["connected"] is True
+    assert desk.leftovers() == []

@@ -1,0 +1,121 @@
+// The live link to the service: an EventSource on /api/event plus /api/health probes that tell
+// "service down" (offline) from "not signed in" (401) from "coming back" (reconnecting).
+
+const BACKOFF_MS = [250, 500, 1000, 2000, 3000]
+const UNAUTHORIZED_POLL_MS = 3000
+
+export const STATES = {
+  connecting: "Connecting…",
+  connected: "Connected",
+  reconnecting: "Reconnecting…",
+  offline: "Offline",
+  unauthorized: "Not signed in",
+}
+
+export class ServiceConnection {
+  constructor() {
+    this.state = "connecting"
+    this.attempt = 0
+    this.source = null
+    this.timer = null
+    this.stateListeners = new Set()
+    this.eventListeners = new Map() // event type -> Set(listener); "*" gets every event
+  }
+
+  start() {
+    this.#open()
+  }
+
+  onState(listener) {
+    this.stateListeners.add(listener)
+    return () => this.stateListeners.delete(listener)
+  }
+
+  on(type, listener) {
+    if (!this.eventListeners.has(type)) this.eventListeners.set(type, new Set())
+    this.eventListeners.get(type).add(listener)
+    return () => this.eventListeners.get(type).delete(listener)
+  }
+
+  /** Try again now (e.g. a terminal noticed the service is back). */
+  retrySoon() {
+    if (this.state === "connected" || this.source) return
+    this.#schedule(() => this.#probe(), 0)
+  }
+
+  #setState(state) {
+    if (state === this.state) return
+    const previous = this.state
+    this.state = state
+    for (const listener of this.stateListeners) listener(state, previous)
+  }
+
+  #emit(event) {
+    for (const key of [event.type, "*"]) {
+      const set = this.eventListeners.get(key)
+      if (!set) continue
+      for (const listener of set) {
+        try {
+          listener(event.properties ?? {}, event)
+        } catch (error) {
+          console.error("Desk: event listener failed", event.type, error)
+        }
+      }
+    }
+  }
+
+  #schedule(fn, delay) {
+    clearTimeout(this.timer)
+    this.timer = setTimeout(fn, delay)
+  }
+
+  #open() {
+    clearTimeout(this.timer)
+    const source = new EventSource("/api/event")
+    this.source = source
+    source.onmessage = (message) => {
+      let event
+      try {
+        event = JSON.parse(message.data)
+      } catch {
+        return
+      }
+      if (!event || typeof event.type !== "string") return
+      if (event.type === "server.connected") {
+        this.attempt = 0
+        this.#setState("connected")
+      }
+      this.#emit(event)
+    }
+    source.onerror = () => {
+      // Take over reconnection ourselves: the probe tells offline from signed-out.
+      source.close()
+      if (this.source === source) this.source = null
+      if (this.state === "connected") this.#setState("reconnecting")
+      this.#probe()
+    }
+  }
+
+  async #probe() {
+    let status
+    try {
+      const response = await fetch("/api/health", { cache: "no-store", credentials: "same-origin" })
+      status = response.status
+    } catch {
+      status = 0
+    }
+    if (this.source) return // reopened meanwhile
+    const delay = BACKOFF_MS[Math.min(this.attempt, BACKOFF_MS.length - 1)]
+    this.attempt++
+    if (status === 401) {
+      this.#setState("unauthorized")
+      this.#schedule(() => this.#probe(), UNAUTHORIZED_POLL_MS)
+    } else if (status === 0) {
+      this.#setState("offline")
+      this.#schedule(() => this.#probe(), delay)
+    } else {
+      this.#setState("reconnecting")
+      this.#schedule(() => this.#open(), delay)
+    }
+  }
+}

@@ -1,0 +1,493 @@
+// The terminal area: the set of tabs (one per terminal the service knows), their order
+// (persisted through /api/ui/prefs), the active tab, live updates from the event stream,
+// shortcuts, rename, drag to reorder, close with confirmation, and pane sizing.
+
+import { api } from "../api.js"
+import { currentTheme, onThemeChange } from "../theme.js"
+import { shortcutFor } from "./shortcuts.js"
+import { forget, loadActive, saveActive } from "./storage.js"
+import { TerminalTab } from "./tab.js"
+
+const ORDER_KEY = "terminal-order"
+const RESIZE_DEBOUNCE_MS = 60
+const NOTICE_MS = 8000
+
+export class TerminalManager {
+  constructor({ connection, elements }) {
+    this.connection = connection
+    this.el = elements
+    this.tabs = new Map()
+    this.order = []
+    this.activeId = null
+    this.paneSize = null
+    this.loaded = false
+    this.noticeTimer = null
+    this.resizeTimer = null
+    this.savingOrder = null
+    this.host = {
+      theme: () => currentTheme(),
+      size: () => this.paneSize,
+      isActive: (tab) => tab.id === this.activeId && document.visibilityState === "visible",
+      changed: (tab) => this.#tabChanged(tab),
+      gone: (tab) => this.#remove(tab.id),
+      notice: (tab, text) => this.notice(`${tab.title}: ${text}`),
+      keyHandler: (event) => !shortcutFor(event),
+      userInput: () => {},
+    }
+  }
+
+  start() {
+    this.#wireStrip()
+    this.#wireBars()
+    document.addEventListener("keydown", (event) => this.#onKeydown(event), true)
+    new ResizeObserver(() => this.#scheduleResize()).observe(this.el.panes)
+    onThemeChange((theme) => {
+      for (const tab of this.tabs.values()) tab.setTheme(theme)
+    })
+    this.connection.on("pty.created", ({ info }) => info && this.#add(info))
+    this.connection.on("pty.updated", ({ info }) => info && this.tabs.get(info.id)?.updateInfo(info))
+    this.connection.on("pty.exited", ({ id, exit_code }) => this.tabs.get(id)?.markExited(exit_code))
+    this.connection.on("pty.deleted", ({ id }) => this.#remove(id))
+    this.connection.on("server.connected", () => this.#sync())
+    // Another window reordered its tabs: follow.
+    this.connection.on("ui.preference.updated", ({ key, value }) => {
+      if (key === ORDER_KEY && Array.isArray(value)) this.#applyOrder(value)
+    })
+    this.connection.onState((state) => {
+      if (state === "connected") for (const tab of this.tabs.values()) tab.link.retryNow()
+    })
+    this.#sync()
+  }
+
+  // ---- state from the service -------------------------------------------------------------
+
+  async #sync() {
+    let list
+    let order
+    try {
+      ;[list, order] = await Promise.all([
+        api("GET", "/api/pty"),
+        this.loaded ? Promise.resolve(null) : api("GET", `/api/ui/prefs/${ORDER_KEY}`).catch(() => null),
+      ])
+    } catch {
+      return // offline or signed out: server.connected triggers another sync
+    }
+    if (!Array.isArray(list)) return
+    if (!this.loaded && Array.isArray(order?.value)) this.order = order.value.filter((id) => typeof id === "string")
+    const known = new Set(list.map((info) => info.id))
+    for (const id of [...this.tabs.keys()]) if (!known.has(id)) this.#remove(id)
+    // Tabs appear in the saved order; terminals it does not name follow, oldest first.
+    const rank = new Map(this.order.map((id, index) => [id, index]))
+    const sorted = [...list].sort((a, b) => {
+      const ra = rank.get(a.id) ?? Infinity
+      const rb = rank.get(b.id) ?? Infinity
+      if (ra !== rb) return ra - rb
+      return String(a.created ?? "").localeCompare(String(b.created ?? ""))
+    })
+    this.order = sorted.map((info) => info.id)
+    const wanted = this.loaded ? this.activeId : loadActive()
+    // Create the tab the user will see first, so its size is measured before the others attach.
+    const first = sorted.find((info) => info.id === wanted) ?? sorted[0]
+    if (first) this.#add(first, { quiet: true })
+    for (const info of sorted) {
+      if (this.tabs.has(info.id)) this.tabs.get(info.id).updateInfo(info)
+      else this.#add(info, { quiet: true })
+    }
+    this.loaded = true
+    this.#renderStrip()
+    if (!this.activeId || !this.tabs.has(this.activeId)) this.activate(first?.id ?? null)
+  }
+
+  #applyOrder(saved) {
+    const rank = new Map(saved.map((id, index) => [id, index]))
+    const order = [...this.order].sort((a, b) => (rank.get(a) ?? Infinity) - (rank.get(b) ?? Infinity))
+    if (order.every((id, i) => id === this.order[i])) return
+    this.order = order
+    this.#renderStrip()
+  }
+
+  #add(info, { quiet = false } = {}) {
+    if (!info?.id) return null
+    const existing = this.tabs.get(info.id)
+    if (existing) return existing
+    const tab = new TerminalTab(info, this.host)
+    this.tabs.set(info.id, tab)
+    if (!this.order.includes(info.id)) this.order.push(info.id)
+    this.el.panes.append(tab.paneEl)
+    if (!this.activeId) this.activate(info.id)
+    tab.start()
+    if (!quiet) this.#renderStrip()
+    return tab
+  }
+
+  #remove(id) {
+    const tab = this.tabs.get(id)
+    if (!tab) return
+    const index = this.order.indexOf(id)
+    this.tabs.delete(id)
+    this.order = this.order.filter((other) => other !== id)
+    tab.dispose()
+    forget(id)
+    if (this.activeId === id) {
+      this.activeId = null
+      const next = this.order[Math.min(index, this.order.length - 1)] ?? null
+      this.activate(next)
+    }
+    this.#renderStrip()
+  }
+
+  // ---- user actions -----------------------------------------------------------------------
+
+  async newTerminal() {
+    const body = {}
+    if (this.paneSize) body.size = { ...this.paneSize }
+    try {
+      const info = await api("POST", "/api/pty", { body })
+      const tab = this.#add(info)
+      if (tab) this.activate(tab.id)
+      return info?.id ?? null
+    } catch (error) {
+      this.notice(`Could not open a terminal: ${error.message}`)
+      return null
+    }
+  }
+
+  async closeTab(id) {
+    const tab = this.tabs.get(id)
+    if (!tab) return false
+    if (tab.running) {
+      const what = tab.foreground ? `${tab.foreground} is still running` : "Its shell is still running"
+      const ok = await this.#confirm(`${what} in “${tab.title}”. Closing the tab ends it.`)
+      if (!ok) {
+        tab.focus()
+        return false
+      }
+    }
+    try {
+      await api("DELETE", `/api/pty/${encodeURIComponent(id)}`)
+    } catch (error) {
+      if (error.status !== 404) {
+        this.notice(`Could not close “${tab.title}”: ${error.message}`)
+        return false
+      }
+    }
+    this.#remove(id)
+    this.#saveOrder()
+    return true
+  }
+
+  async rename(id, title) {
+    const tab = this.tabs.get(id)
+    const clean = title.trim()
+    if (!tab || !clean || clean === tab.title) return
+    const previous = tab.info.title
+    tab.updateInfo({ title: clean })
+    try {
+      const info = await api("PATCH", `/api/pty/${encodeURIComponent(id)}`, { body: { title: clean } })
+      if (info?.id === id) tab.updateInfo(info)
+    } catch (error) {
+      tab.updateInfo({ title: previous })
+      this.notice(`Could not rename the terminal: ${error.message}`)
+    }
+  }
+
+  activate(id) {
+    const previous = this.tabs.get(this.activeId)
+    const tab = this.tabs.get(id)
+    if (previous && previous !== tab) previous.hide()
+    this.activeId = tab ? id : null
+    if (tab) {
+      saveActive(id)
+      tab.show()
+      this.#measure()
+      tab.focus()
+    }
+    this.#renderStrip()
+    this.#renderBars()
+  }
+
+  cycle(step) {
+    if (this.order.length < 2) return
+    const index = this.order.indexOf(this.activeId)
+    const next = this.order[(index + step + this.order.length) % this.order.length]
+    this.activate(next)
+  }
+
+  move(id, targetId, after) {
+    if (id === targetId || !this.tabs.has(id) || !this.tabs.has(targetId)) return
+    const order = this.order.filter((other) => other !== id)
+    const at = order.indexOf(targetId) + (after ? 1 : 0)
+    order.splice(at, 0, id)
+    this.order = order
+    this.#renderStrip()
+    this.#saveOrder()
+  }
+
+  moveBy(step) {
+    const index = this.order.indexOf(this.activeId)
+    const target = this.order[index + step]
+    if (index < 0 || !target) return
+    this.move(this.activeId, target, step > 0)
+    this.tabs.get(this.activeId)?.tabEl.scrollIntoView({ block: "nearest", inline: "nearest" })
+  }
+
+  notice(text) {
+    const el = this.el.notice
+    el.textContent = text
+    el.hidden = false
+    clearTimeout(this.noticeTimer)
+    this.noticeTimer = setTimeout(() => {
+      el.hidden = true
+    }, NOTICE_MS)
+  }
+
+  #saveOrder() {
+    const value = [...this.order]
+    // Serialise the writes so the last order wins.
+    this.savingOrder = (this.savingOrder ?? Promise.resolve())
+      .then(() => api("PUT", `/api/ui/prefs/${ORDER_KEY}`, { body: { value } }))
+      .catch((error) => this.notice(`Could not save the tab order: ${error.message}`))
+  }
+
+  // ---- rendering --------------------------------------------------------------------------
+
+  #renderStrip() {
+    const strip = this.el.strip
+    const wanted = this.order.map((id) => this.tabs.get(id)?.tabEl).filter(Boolean)
+    // Only touch the DOM when the order changed (appending moves nodes).
+    const current = [...strip.children]
+    if (wanted.length !== current.length || wanted.some((el, i) => el !== current[i])) strip.replaceChildren(...wanted)
+    for (const tab of this.tabs.values()) {
+      const active = tab.id === this.activeId
+      tab.tabEl.setAttribute("aria-selected", String(active))
+      tab.tabEl.tabIndex = active ? 0 : -1
+    }
+    this.el.empty.hidden = this.tabs.size > 0 || !this.loaded
+  }
+
+  #renderBars() {
+    const tab = this.tabs.get(this.activeId)
+    const link = tab?.link
+    this.el.viewOnlyBar.hidden = !(link && link.connected && link.role === "observer" && !link.exited)
+  }
+
+  #tabChanged(tab) {
+    if (tab.id === this.activeId) this.#renderBars()
+  }
+
+  // ---- sizing -----------------------------------------------------------------------------
+
+  #scheduleResize() {
+    clearTimeout(this.resizeTimer)
+    this.resizeTimer = setTimeout(() => this.#measure(), RESIZE_DEBOUNCE_MS)
+  }
+
+  #measure() {
+    const size = this.tabs.get(this.activeId)?.proposeSize()
+    if (!size) return
+    this.paneSize = size
+    for (const tab of this.tabs.values()) tab.applySize(size)
+  }
+
+  // ---- wiring -----------------------------------------------------------------------------
+
+  #onKeydown(event) {
+    const action = shortcutFor(event)
+    if (!action) return
+    if (action === "paste") return // let the browser deliver the paste event to xterm
+    event.preventDefault()
+    event.stopPropagation()
+    const tab = this.tabs.get(this.activeId)
+    switch (action) {
+      case "new":
+        this.newTerminal()
+        break
+      case "close":
+        if (tab) this.closeTab(tab.id)
+        break
+      case "next":
+        this.cycle(1)
+        break
+      case "previous":
+        this.cycle(-1)
+        break
+      case "move-right":
+        this.moveBy(1)
+        break
+      case "move-left":
+        this.moveBy(-1)
+        break
+      case "search":
+        this.#openSearch()
+        break
+      case "copy": {
+        const text = tab?.term.getSelection()
+        if (text) navigator.clipboard?.writeText(text).catch(() => this.notice("Copy was refused by the browser."))
+        break
+      }
+      default:
+        break
+    }
+  }
+
+  #wireStrip() {
+    const strip = this.el.strip
+    const tabFrom = (target) => this.tabs.get(target.closest?.(".tab")?.dataset.id)
+    strip.addEventListener("click", (event) => {
+      const tab = tabFrom(event.target)
+      if (!tab) return
+      if (event.target.closest(".tab-close")) this.closeTab(tab.id)
+      else if (!event.target.closest("input")) this.activate(tab.id)
+    })
+    strip.addEventListener("auxclick", (event) => {
+      const tab = tabFrom(event.target)
+      if (tab && event.button === 1) this.closeTab(tab.id)
+    })
+    strip.addEventListener("dblclick", (event) => {
+      const tab = tabFrom(event.target)
+      if (tab && !event.target.closest(".tab-close")) this.#startRename(tab)
+    })
+    strip.addEventListener("keydown", (event) => {
+      const tab = tabFrom(event.target)
+      if (!tab || event.target.closest("input")) return
+      if (event.key === "ArrowRight" || event.key === "ArrowLeft") {
+        event.preventDefault()
+        this.cycle(event.key === "ArrowRight" ? 1 : -1)
+        this.tabs.get(this.activeId)?.tabEl.focus()
+      } else if (event.key === "F2") {
+        event.preventDefault()
+        this.#startRename(tab)
+      } else if (event.key === "Delete") {
+        event.preventDefault()
+        this.closeTab(tab.id)
+      }
+    })
+    // Drag to reorder (HTML5 drag and drop; the drop side of the target tab decides before/after).
+    let dragged = null
+    const clearMarks = () => {
+      for (const el of strip.querySelectorAll(".drop-before, .drop-after")) el.classList.remove("drop-before", "drop-after")
+    }
+    const sideOf = (event, el) => {
+      const rect = el.getBoundingClientRect()
+      return event.clientX > rect.left + rect.width / 2
+    }
+    strip.addEventListener("dragstart", (event) => {
+      const tab = tabFrom(event.target)
+      if (!tab) return
+      dragged = tab.id
+      event.dataTransfer.effectAllowed = "move"
+      event.dataTransfer.setData("text/plain", tab.title)
+    })
+    strip.addEventListener("dragover", (event) => {
+      const tab = tabFrom(event.target)
+      if (!dragged || !tab) return
+      event.preventDefault()
+      event.dataTransfer.dropEffect = "move"
+      clearMarks()
+      if (tab.id !== dragged) tab.tabEl.classList.add(sideOf(event, tab.tabEl) ? "drop-after" : "drop-before")
+    })
+    strip.addEventListener("dragleave", (event) => {
+      if (!strip.contains(event.relatedTarget)) clearMarks()
+    })
+    strip.addEventListener("drop", (event) => {
+      const tab = tabFrom(event.target)
+      event.preventDefault()
+      clearMarks()
+      if (dragged && tab) this.move(dragged, tab.id, sideOf(event, tab.tabEl))
+      dragged = null
+    })
+    strip.addEventListener("dragend", () => {
+      clearMarks()
+      dragged = null
+    })
+    this.el.newTab.addEventListener("click", () => this.newTerminal())
+  }
+
+  #startRename(tab) {
+    if (tab.tabEl.querySelector("input")) return
+    const input = document.createElement("input")
+    input.className = "tab-title-input"
+    input.value = tab.title
+    input.setAttribute("aria-label", "Terminal name")
+    tab.tabEl.draggable = false
+    tab.titleEl.hidden = true
+    tab.titleEl.after(input)
+    input.focus()
+    input.select()
+    let done = false
+    const finish = (commit) => {
+      if (done) return
+      done = true
+      input.remove()
+      tab.titleEl.hidden = false
+      tab.tabEl.draggable = true
+      if (commit) this.rename(tab.id, input.value)
+      tab.focus()
+    }
+    input.addEventListener("keydown", (event) => {
+      event.stopPropagation()
+      if (event.key === "Enter") finish(true)
+      else if (event.key === "Escape") finish(false)
+    })
+    input.addEventListener("blur", () => finish(true))
+  }
+
+  #wireBars() {
+    this.el.takeControl.addEventListener("click", () => {
+      const tab = this.tabs.get(this.activeId)
+      if (!tab) return
+      tab.link.takeControl()
+      tab.focus()
+    })
+    const search = this.el.search
+    const run = (backwards) => {
+      const tab = this.tabs.get(this.activeId)
+      const query = search.input.value
+      if (!tab || !query) return
+      const options = { caseSensitive: false, incremental: false }
+      if (backwards) tab.search.findPrevious(query, options)
+      else tab.search.findNext(query, options)
+    }
+    search.input.addEventListener("keydown", (event) => {
+      if (event.key === "Enter") {
+        event.preventDefault()
+        run(event.shiftKey)
+      } else if (event.key === "Escape") {
+        event.preventDefault()
+        this.#closeSearch()
+      }
+    })
+    search.input.addEventListener("input", () => {
+      const tab = this.tabs.get(this.activeId)
+      if (tab && search.input.value) tab.search.findNext(search.input.value, { incremental: true })
+    })
+    search.next.addEventListener("click", () => run(false))
+    search.prev.addEventListener("click", () => run(true))
+    search.close.addEventListener("click", () => this.#closeSearch())
+  }
+
+  #openSearch() {
+    this.el.search.bar.hidden = false
+    this.el.search.input.focus()
+    this.el.search.input.select()
+  }
+
+  #closeSearch() {
+    this.el.search.bar.hidden = true
+    const tab = this.tabs.get(this.activeId)
+    tab?.search.clearDecorations()
+    tab?.term.clearSelection()
+    tab?.focus()
+  }
+
+  #confirm(message) {
+    const dialog = this.el.confirm
+    dialog.querySelector("#confirm-message").textContent = message
+    return new Promise((resolve) => {
+      dialog.addEventListener("close", () => resolve(dialog.returnValue === "confirm"), { once: true })
+      dialog.returnValue = ""
+      dialog.showModal()
+      dialog.querySelector("#confirm-accept").focus()
+    })
+  }
+}

@@ -1,0 +1,282 @@
+// One terminal tab: its tab-strip element, its pane with an xterm.js instance, its attachment
+// link, and the status derived from both.
+
+import { PtyLink } from "./link.js"
+import { renderStatusIcon, statusLabel, statusOf } from "./status.js"
+import { attachRenderer, createTerminal, xtermTheme } from "./xterm.js"
+import { attachmentIdFor, saveCursor } from "./storage.js"
+
+const EMPTY = new Uint8Array(0)
+
+function basename(path) {
+  if (!path) return ""
+  const parts = String(path).split("/")
+  return parts[parts.length - 1]
+}
+
+export class TerminalTab {
+  /**
+   * host: { theme(), size() -> {cols, rows}, isActive(tab), changed(tab), gone(tab),
+   *         notice(tab, text), keyHandler(event) -> bool, userInput(tab) }
+   */
+  constructor(info, host) {
+    this.id = info.id
+    this.info = info
+    this.host = host
+    this.activity = false
+    this.bell = false
+    this.opened = false
+    this.renderer = null
+    this.disposed = false
+
+    const size = host.size() ?? info.size ?? { cols: 80, rows: 24 }
+    const { term, fit, search } = createTerminal({ cols: size.cols, rows: size.rows, theme: host.theme() })
+    this.term = term
+    this.fit = fit
+    this.search = search
+    this.#buildElements()
+
+    this.link = new PtyLink({
+      id: this.id,
+      attachmentId: attachmentIdFor(this.id),
+      resume: null, // a fresh xterm holds nothing: the first attach replays the whole screen
+      sink: {
+        write: (bytes, done) => term.write(bytes, done),
+        reset: (done) =>
+          term.write(EMPTY, () => {
+            term.reset()
+            done()
+          }),
+      },
+      handlers: {
+        changed: () => this.#linkChanged(),
+        event: (message) => this.#onLinkEvent(message),
+        gone: () => host.gone(this),
+        notice: (text) => host.notice(this, text),
+        liveOutput: () => this.#onLiveOutput(),
+      },
+    })
+
+    term.onData((data) => this.#input(data))
+    term.onBinary((data) => this.#input(Uint8Array.from(data, (c) => c.charCodeAt(0) & 0xff)))
+    term.onBell(() => {
+      if (this.link.phase === "live") this.#ring()
+    })
+    term.attachCustomKeyEventHandler((event) => host.keyHandler(event))
+    this.render()
+  }
+
+  #buildElements() {
+    const tab = document.createElement("div")
+    tab.className = "tab"
+    tab.setAttribute("role", "tab")
+    tab.id = `tab-${this.id}`
+    tab.dataset.id = this.id
+    tab.draggable = true
+    tab.tabIndex = -1
+    tab.setAttribute("aria-controls", `pane-${this.id}`)
+    this.icon = document.createElement("span")
+    this.icon.className = "status-icon"
+    this.icon.setAttribute("role", "img")
+    this.titleEl = document.createElement("span")
+    this.titleEl.className = "tab-title"
+    this.closeButton = document.createElement("button")
+    this.closeButton.type = "button"
+    this.closeButton.className = "tab-close"
+    this.closeButton.textContent = "×"
+    this.closeButton.tabIndex = -1
+    tab.append(this.icon, this.titleEl, this.closeButton)
+    this.tabEl = tab
+
+    const pane = document.createElement("div")
+    pane.className = "pane"
+    pane.id = `pane-${this.id}`
+    pane.setAttribute("role", "tabpanel")
+    pane.setAttribute("aria-labelledby", tab.id)
+    pane.hidden = true
+    this.paneEl = pane
+  }
+
+  get title() {
+    return this.info.title || this.info.command || "Terminal"
+  }
+
+  /** The foreground program when it is not the terminal's own shell, e.g. "vim". */
+  get foreground() {
+    const fg = basename(this.info.foreground_process)
+    if (!fg || fg === basename(this.info.command)) return ""
+    return fg
+  }
+
+  get status() {
+    return statusOf(this)
+  }
+
+  get running() {
+    return this.info.status !== "exited" && !this.link.exited
+  }
+
+  start() {
+    this.link.start()
+  }
+
+  updateInfo(info) {
+    this.info = { ...this.info, ...info }
+    if (info.status === "exited" && !this.link.exited) {
+      this.link.exited = true
+      this.link.exitCode = info.exit_code ?? null
+    }
+    if (this.link.role === "observer" && info.size) this.#followSize(info.size)
+    this.render()
+  }
+
+  markExited(exitCode) {
+    this.info = { ...this.info, status: "exited", exit_code: exitCode }
+    this.link.exited = true
+    this.link.exitCode = exitCode ?? null
+    this.render()
+  }
+
+  render() {
+    const status = this.status
+    const label = statusLabel(status, this)
+    renderStatusIcon(this.icon, status, label)
+    this.tabEl.dataset.status = status
+    const fg = this.foreground
+    const text = fg ? `${this.title} · ${fg}` : this.title
+    if (this.titleEl.textContent !== text) this.titleEl.textContent = text
+    this.tabEl.title = `${text} (${label})`
+    this.closeButton.setAttribute("aria-label", `Close ${this.title}`)
+    this.closeButton.title = "Close terminal (Ctrl+Shift+W)"
+    this.paneEl.setAttribute("aria-label", text)
+  }
+
+  /** Called when the tab becomes the visible one. */
+  show() {
+    this.paneEl.hidden = false
+    if (!this.opened) {
+      this.opened = true
+      this.term.open(this.paneEl)
+      this.renderer = attachRenderer(this.term)
+    }
+    this.activity = false
+    this.bell = false
+    this.render()
+  }
+
+  hide() {
+    this.paneEl.hidden = true
+  }
+
+  focus() {
+    if (this.opened) this.term.focus()
+  }
+
+  /** Columns and rows that fit the pane (only while visible). */
+  proposeSize() {
+    if (!this.opened || this.paneEl.hidden) return null
+    const dims = this.fit.proposeDimensions()
+    if (!dims || !Number.isFinite(dims.cols) || !Number.isFinite(dims.rows)) return null
+    return { cols: Math.max(2, dims.cols), rows: Math.max(1, dims.rows) }
+  }
+
+  /** The app's pane size changed: a controller adopts it and tells the service. */
+  applySize(size) {
+    if (!size || this.link.role === "observer") return
+    if (this.term.cols !== size.cols || this.term.rows !== size.rows) this.term.resize(size.cols, size.rows)
+    const current = this.info.size
+    if (!current || current.cols !== size.cols || current.rows !== size.rows) {
+      if (this.link.resize(size.cols, size.rows)) this.info = { ...this.info, size: { ...size } }
+    }
+  }
+
+  setTheme(theme) {
+    this.term.options.theme = xtermTheme(theme)
+  }
+
+  bufferText() {
+    const buffer = this.term.buffer.active
+    const lines = []
+    for (let i = 0; i < buffer.length; i++) lines.push(buffer.getLine(i)?.translateToString(true) ?? "")
+    while (lines.length && lines[lines.length - 1] === "") lines.pop()
+    return lines.join("\n")
+  }
+
+  dispose() {
+    this.disposed = true
+    this.link.close()
+    this.term.dispose()
+    this.tabEl.remove()
+    this.paneEl.remove()
+  }
+
+  #input(data) {
+    const result = this.link.input(data)
+    if (result === "view-only") this.host.notice(this, "View only: take control to type in this terminal.")
+    else if (result === "queued") this.host.notice(this, "Disconnected: your input is queued until the terminal reconnects.")
+    if (this.bell) {
+      this.bell = false
+      this.render()
+    }
+    this.host.userInput(this)
+  }
+
+  #ring() {
+    if (this.bell) return
+    this.bell = true
+    this.render()
+    this.host.changed(this)
+  }
+
+  #onLiveOutput() {
+    saveCursor(this.id, this.link.epoch, this.link.cursor)
+    if (this.activity || this.host.isActive(this)) return
+    this.activity = true
+    this.render()
+    this.host.changed(this)
+  }
+
+  #followSize(size) {
+    if (size && (this.term.cols !== size.cols || this.term.rows !== size.rows)) this.term.resize(size.cols, size.rows)
+  }
+
+  #linkChanged() {
+    const link = this.link
+    if (link.info) {
+      this.info = { ...this.info, ...link.info }
+      link.info = null
+    }
+    if (link.connected && link.role === "observer" && this.info.size) this.#followSize(this.info.size)
+    if (link.connected && link.role === "controller") this.applySize(this.host.size())
+    this.render()
+    this.host.changed(this)
+  }
+
+  #onLinkEvent(message) {
+    switch (message.type) {
+      case "resized":
+        this.info = { ...this.info, size: { cols: message.cols, rows: message.rows } }
+        if (this.link.role === "observer") this.#followSize(this.info.size)
+        break
+      case "title_changed":
+        this.info = { ...this.info, title: message.title }
+        this.render()
+        break
+      case "foreground_process_changed":
+        this.info = { ...this.info, foreground_process: message.process }
+        this.render()
+        break
+      case "bell":
+        this.#ring()
+        break
+      case "error":
+        if (message.message) this.host.notice(this, message.message)
+        break
+      case "exited":
+        this.info = { ...this.info, status: "exited", exit_code: message.exit_code }
+        break
+      default:
+        break
+    }
+  }
+}

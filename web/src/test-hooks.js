@@ -1,0 +1,84 @@
+// window.__desk: read-only views of the UI state for browser tests and benchmarks. It exposes
+// no tickets, tokens or attachment ids.
+
+export function installTestHooks({ connection, terminals, isOfflineReady }) {
+  const tabOf = (id) => terminals.tabs.get(id ?? terminals.activeId)
+
+  const describe = (tab) => ({
+    id: tab.id,
+    title: tab.title,
+    foreground: tab.foreground,
+    status: tab.status,
+    role: tab.link.role,
+    phase: tab.link.phase,
+    exitCode: tab.link.exitCode,
+    epoch: tab.link.epoch,
+    cursor: tab.link.cursor,
+    cols: tab.term.cols,
+    rows: tab.term.rows,
+    renderer: tab.renderer?.name ?? null,
+    active: tab.id === terminals.activeId,
+  })
+
+  /**
+   * Resolves with milliseconds from the next keydown (of `key`, or any) to the first xterm
+   * render after `text` appeared on the cursor's line, or up to `above` lines over it, of
+   * terminal `id`: keystroke-to-paint as the page sees it. A tab that is not visible resolves
+   * when the text has been parsed (nothing is painted).
+   */
+  const echoLatency = (id, text, { key = null, above = 0, timeoutMs = 10000 } = {}) =>
+    new Promise((resolve, reject) => {
+      const tab = tabOf(id)
+      if (!tab) return reject(new Error(`no terminal ${id}`))
+      let start = null
+      let parsed = false
+      const cleanup = []
+      const finish = (value, error) => {
+        for (const dispose of cleanup) dispose()
+        if (error) reject(error)
+        else resolve(value)
+      }
+      const onKey = (event) => {
+        if (start === null && (key === null || event.key === key)) start = performance.now()
+      }
+      document.addEventListener("keydown", onKey, true)
+      cleanup.push(() => document.removeEventListener("keydown", onKey, true))
+      const hasText = () => {
+        const buffer = tab.term.buffer.active
+        const bottom = buffer.baseY + buffer.cursorY
+        for (let y = Math.max(0, bottom - above); y <= bottom; y++) {
+          if ((buffer.getLine(y)?.translateToString(true) ?? "").includes(text)) return true
+        }
+        return false
+      }
+      const parsedSub = tab.term.onWriteParsed(() => {
+        if (start === null || parsed || !hasText()) return
+        parsed = true
+        if (!tab.opened || tab.paneEl.hidden) finish(performance.now() - start)
+      })
+      cleanup.push(() => parsedSub.dispose())
+      const renderSub = tab.term.onRender(() => {
+        if (parsed) finish(performance.now() - start)
+      })
+      cleanup.push(() => renderSub.dispose())
+      const timer = setTimeout(() => finish(null, new Error(`"${text}" not shown within ${timeoutMs} ms`)), timeoutMs)
+      cleanup.push(() => clearTimeout(timer))
+    })
+
+  window.__desk = Object.freeze({
+    state: () => ({
+      connection: connection.state,
+      offlineReady: isOfflineReady(),
+      controlled: Boolean(navigator.serviceWorker?.controller),
+      activeTerminal: terminals.activeId,
+      loaded: terminals.loaded,
+      order: [...terminals.order],
+      viewOnlyBar: !document.getElementById("view-only-bar").hidden,
+    }),
+    terminals: () => terminals.order.map((id) => describe(terminals.tabs.get(id))),
+    bufferText: (id) => tabOf(id)?.bufferText() ?? null,
+    newTerminal: () => terminals.newTerminal(),
+    activate: (id) => terminals.activate(id),
+    echoLatency,
+  })
+}
