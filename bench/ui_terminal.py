@@ -127,9 +127,10 @@ async def baseline_flood(service: Service, pty_id: str, megabytes: int) -> float
 
 
 # In-page: ms from the Enter keydown to the render after the marker line was parsed.
+# Wrapped in an object: evaluate_handle would otherwise wait for the promise.
 FLOOD_TIMER = (
-    "([id, marker]) => window.__desk.echoLatency(id, marker,"
-    " { key: 'Enter', above: 2, timeoutMs: 600000 })"
+    "([id, marker]) => ({ done: window.__desk.echoLatency(id, marker,"
+    " { key: 'Enter', above: 2, timeoutMs: 600000 }) })"
 )
 
 
@@ -156,7 +157,7 @@ def ui_flood(page: Page, pty_id: str, megabytes: int, marker: str) -> float:
     timer = page.evaluate_handle(FLOOD_TIMER, [pty_id, f"{marker}-2"])
     page.keyboard.type(flood_command(megabytes, marker))
     page.keyboard.press("Enter")
-    seconds = float(page.evaluate("(p) => p", timer)) / 1000
+    seconds = float(page.evaluate("(p) => p.done", timer)) / 1000
     timer.dispose()
     page.keyboard.press("Control+l")
     return seconds
@@ -166,11 +167,12 @@ def keystroke_latencies(page: Page, pty_id: str, keys: int) -> list[float]:
     samples = []
     for i in range(keys):
         char = "abcdefghijklmnopqrstuvwxyz"[i % 26]
+        # Wrapped in an object: evaluate_handle would otherwise wait for the promise.
         probe = page.evaluate_handle(
-            "([id, c]) => window.__desk.echoLatency(id, c)", [pty_id, char]
+            "([id, c]) => ({ done: window.__desk.echoLatency(id, c) })", [pty_id, char]
         )
         page.keyboard.press(char)
-        samples.append(float(page.evaluate("(p) => p", probe)))
+        samples.append(float(page.evaluate("(p) => p.done", probe)))
         probe.dispose()
         if i % 20 == 19:
             page.keyboard.press("Control+u")  # keep the line short
@@ -222,7 +224,7 @@ def main() -> int:
             page.keyboard.press("Enter")
             activate(page, typing)
             busy = keystroke_latencies(page, typing, args.keys)
-            background = float(page.evaluate("(p) => p", timer)) / 1000
+            background = float(page.evaluate("(p) => p.done", timer)) / 1000
             browser.close()
     finally:
         service.close()

@@ -17,6 +17,7 @@ from cffi import FFI
 NATIVE_DIR = Path(__file__).resolve().parent
 PROJECT_DIR = NATIVE_DIR.parent
 MODULE_NAME = "desktop.native._pty"
+RUN_DIRECTLY = __name__ == "__main__"
 
 # The subset of native/desk_pty.h that Python calls (cffi's cdef has no preprocessor).
 CDEF = """
@@ -37,7 +38,7 @@ int desk_pty_foreground_pgid(int fd);
 def _source_path(path: Path) -> str:
     """Relative to setup.py's directory for setuptools (which wants relative sources and mirrors
     them under build/), absolute when run directly (cffi then compiles from a scratch dir)."""
-    if __name__ == "__main__":
+    if RUN_DIRECTLY:
         return str(path)
     try:
         return str(path.relative_to(Path.cwd()))
@@ -58,13 +59,18 @@ ffibuilder.set_source(
 
 
 def build_in_place() -> Path:
-    """Compile in a scratch directory and copy only the .so into desktop/native/."""
+    """Compile in a scratch directory and copy only the .so into desktop/native/, under the
+    name pip gives it (cffi's generated code uses the limited API), replacing any other build
+    so a stale one cannot shadow it."""
+    package_dir = PROJECT_DIR / "desktop" / "native"
     with tempfile.TemporaryDirectory(prefix="desk-pty-build-") as scratch:
         built = Path(ffibuilder.compile(tmpdir=scratch, verbose=False))
-        target = PROJECT_DIR / "desktop" / "native" / built.name
+        for stale in package_dir.glob("_pty.*so"):
+            stale.unlink()
+        target = package_dir / "_pty.abi3.so"
         shutil.copy2(built, target)
     return target
 
 
-if __name__ == "__main__":
+if RUN_DIRECTLY:
     print(build_in_place(), file=sys.stderr)

@@ -152,9 +152,9 @@ class Attachment:
         ring = terminal.ring
         flow = terminal.context.flow
         if self.desynced:
-            if self._resync_task is None and self.inflight <= flow.window_low:
-                if not self.sink.write_paused:
-                    self._resync_task = asyncio.ensure_future(self._resync())
+            ready = self.inflight <= flow.window_low and not self.sink.write_paused
+            if self._resync_task is None and ready:
+                self._resync_task = asyncio.ensure_future(self._resync())
             return
         if self.sent < ring.head:
             # The ring overwrote bytes this client has not been sent: resynchronise.

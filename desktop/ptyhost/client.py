@@ -1,10 +1,10 @@
 """The service's side of the PTY host: find or start the daemon, talk to it, attach.
 
-    client = await PtyHostClient.ensure(settings)
-    info = await client.create({"command": "bash", "size": {"cols": 80, "rows": 24}})
-    attachment = await client.attach(info["id"], cursor=0)
-    attachment.attached          # the `attached` message (API.md)
-    message = await attachment.recv()   # TextMessage | OutputFrame | None at the end
+client = await PtyHostClient.ensure(settings)
+info = await client.create({"command": "bash", "size": {"cols": 80, "rows": 24}})
+attachment = await client.attach(info["id"], cursor=0)
+attachment.attached          # the `attached` message (API.md)
+message = await attachment.recv()   # TextMessage | OutputFrame | None at the end
 """
 
 from __future__ import annotations
@@ -340,14 +340,14 @@ class PtyHostClient:
         settings: Settings,
         *,
         command: Sequence[str] | None = None,
-        timeout: float = START_TIMEOUT,
+        start_within: float = START_TIMEOUT,
     ) -> PtyHostClient:
         """A client of the running host, starting the daemon first when there is none."""
         client = await cls.connect(settings)
         if client is not None:
             return client
         process = await start_daemon(settings, command)
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + start_within
         while time.monotonic() < deadline:
             client = await cls.connect(settings)
             if client is not None:
@@ -359,7 +359,7 @@ class PtyHostClient:
                     f"{await asyncio.to_thread(_log_tail, settings)}"
                 )
             await asyncio.sleep(0.02)
-        raise PtyHostUnavailable(f"The PTY host did not start within {timeout:.0f} s.")
+        raise PtyHostUnavailable(f"The PTY host did not start within {start_within:.0f} s.")
 
     # ----- plumbing ---------------------------------------------------------------------
 
@@ -469,12 +469,12 @@ class PtyHostClient:
     async def snapshot(self, terminal_id: str) -> dict[str, object]:
         return _as_dict(await self.request("snapshot", terminal=terminal_id))
 
-    async def shutdown(self, save: bool = True, *, wait: float = SHUTDOWN_WAIT) -> dict[str, object]:
+    async def shutdown(
+        self, save: bool = True, *, wait: float = SHUTDOWN_WAIT
+    ) -> dict[str, object]:
         """Ask the host to save (or not) its terminals and exit; waits until it is gone."""
         result = _as_dict(await self.request("shutdown", save=save))
-        deadline = time.monotonic() + wait
-        while pid_alive(self.pid) and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
+        await wait_for_exit(self.pid, wait)
         await self.close()
         return result
 
@@ -524,7 +524,9 @@ class PtyHostClient:
 
 def _as_dict(value: object) -> dict[str, object]:
     if not isinstance(value, dict):
-        raise PtyHostError("pty.host_error", "The PTY host answered with something unexpected.", 502)
+        raise PtyHostError(
+            "pty.host_error", "The PTY host answered with something unexpected.", 502
+        )
     return value
 
 
@@ -537,6 +539,53 @@ def _put_dropping_oldest(
             return
         except asyncio.QueueFull:
             queue.get_nowait()
+
+
+async def wait_for_exit(pid: int, limit: float) -> bool:
+    """Wait until process `pid` (not necessarily our child) is gone; False on timeout."""
+    if not pid_alive(pid):
+        return True
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return True
+    loop = asyncio.get_running_loop()
+    gone: asyncio.Future[None] = loop.create_future()
+
+    def exited() -> None:
+        if not gone.done():
+            gone.set_result(None)
+
+    loop.add_reader(pidfd, exited)
+    try:
+        async with asyncio.timeout(limit):
+            await gone
+    except TimeoutError:
+        pass
+    finally:
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
+    # A zombie (our own child not reaped yet) counts as gone.
+    return not pid_alive(pid)
+
+
+async def stop_host(settings: Settings, *, save: bool = True) -> bool:
+    """Ask the running PTY host (if any) to save its terminals and exit; True if one ran.
+
+    For `desk service stop --all` and the window's quit; see `stop_host_sync`."""
+    client = await PtyHostClient.connect(settings)
+    if client is None:
+        return False
+    try:
+        await client.shutdown(save=save)
+    except PtyHostError:
+        await client.close()
+    return True
+
+
+def stop_host_sync(settings: Settings, *, save: bool = True) -> bool:
+    """Blocking `stop_host` for code without an event loop (the CLI)."""
+    return asyncio.run(stop_host(settings, save=save))
 
 
 def daemon_command(settings: Settings) -> list[str]:

@@ -318,6 +318,9 @@ class PtyHost:
         if not self.stopping.done():
             self.stopping.set_result(save)
 
+    def _stop_and_save(self) -> None:
+        self.stop(save=True)
+
     def broadcast(self, message: dict[str, object]) -> None:
         for connection in list(self.connections):
             if connection.role == "control":
@@ -331,9 +334,7 @@ class PtyHost:
 
     def terminal_exited(self, terminal: Terminal) -> None:
         if not terminal.deleted:
-            self.broadcast(
-                {"event": "exited", "id": terminal.id, "exit_code": terminal.exit_code}
-            )
+            self.broadcast({"event": "exited", "id": terminal.id, "exit_code": terminal.exit_code})
 
     # ----- requests ---------------------------------------------------------------------
 
@@ -407,11 +408,15 @@ class PtyHost:
                 rows=spec.rows,
             )
         except FileNotFoundError as exc:
-            raise RequestError("pty.command_not_found", f"Cannot start {spec.command}: {exc}")
+            raise RequestError(
+                "pty.command_not_found", f"Cannot start {spec.command}: {exc}"
+            ) from None
         except NotADirectoryError as exc:
-            raise RequestError("pty.invalid_cwd", f"cwd {spec.cwd!r} is not a directory: {exc}")
+            raise RequestError(
+                "pty.invalid_cwd", f"cwd {spec.cwd!r} is not a directory: {exc}"
+            ) from None
         except (OSError, ValueError, TypeError) as exc:
-            raise RequestError("request.invalid", f"Cannot start {spec.command}: {exc}")
+            raise RequestError("request.invalid", f"Cannot start {spec.command}: {exc}") from None
         terminal = Terminal(self.context, terminal_id, spec, process, created=created)
         self.terminals[terminal_id] = terminal
         self.broadcast({"event": "created", "info": terminal.info()})
@@ -514,7 +519,7 @@ class PtyHost:
         records: list[revive.SavedTerminal] = []
         for terminal in list(self.terminals.values()):
             try:
-                checkpoint, _ = await terminal.checkpoint()
+                checkpoint = await terminal.final_screen()
             except Exception:
                 log.exception("terminal %s: cannot capture its screen; not saved", terminal.id)
                 continue
@@ -613,11 +618,13 @@ class PtyHost:
         server: asyncio.AbstractServer | None = None
         path: Path | None = None
         try:
-            path = socket_path(settings)
-            path.unlink(missing_ok=True)
+            path = await asyncio.to_thread(socket_path, settings)
+            await asyncio.to_thread(path.unlink, missing_ok=True)
             await self.revive_terminals()
-            server = await self.loop.create_unix_server(lambda: HostConnection(self), path=str(path))
-            os.chmod(path, 0o600)
+            server = await self.loop.create_unix_server(
+                lambda: HostConnection(self), path=str(path)
+            )
+            await asyncio.to_thread(os.chmod, path, 0o600)
             registration = Registration(
                 pid=os.getpid(),
                 protocol=PROTOCOL_VERSION,
@@ -628,7 +635,7 @@ class PtyHost:
             await asyncio.to_thread(write_registration, settings, registration)
             log.info("PTY host %s listening (pid %d)", self.epoch, os.getpid())
             for signum in (signal.SIGTERM, signal.SIGINT):
-                self.loop.add_signal_handler(signum, self.stop, True)
+                self.loop.add_signal_handler(signum, self._stop_and_save)
             self.loop.add_signal_handler(signal.SIGHUP, lambda: None)
             self._arm_idle_timer()
             self._poll_foreground()
@@ -655,7 +662,7 @@ class PtyHost:
         self.terminals.clear()
         await asyncio.gather(*(terminal.stop() for terminal in terminals))
         if path is not None:
-            path.unlink(missing_ok=True)
+            await asyncio.to_thread(path.unlink, missing_ok=True)
         self.executor.shutdown(wait=False, cancel_futures=True)
 
 

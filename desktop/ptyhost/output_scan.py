@@ -35,7 +35,12 @@ class OutputScanner:
 
     def scan(self, data: bytes | bytearray | memoryview) -> ScanResult:
         chunk = bytes(data) if not isinstance(data, bytes) else data
-        if not self._in_osc and not self._esc_pending and BEL not in chunk and OSC_START not in chunk:
+        if (
+            not self._in_osc
+            and not self._esc_pending
+            and BEL not in chunk
+            and OSC_START not in chunk
+        ):
             if chunk.endswith(b"\x1b"):
                 self._esc_pending = True
             return NOTHING

@@ -84,9 +84,7 @@ def write_output_header(
     if data_len + OUTPUT_HEADER.size > MAX_PAYLOAD:
         raise ValueError(f"output frame of {data_len} bytes exceeds {MAX_PAYLOAD}")
     HEADER.pack_into(target, 0, OUTPUT_HEADER.size + data_len, FrameKind.OUTPUT)
-    OUTPUT_HEADER.pack_into(
-        target, HEADER.size, FLAG_CHECKPOINT if checkpoint else 0, offset
-    )
+    OUTPUT_HEADER.pack_into(target, HEADER.size, FLAG_CHECKPOINT if checkpoint else 0, offset)
     return HEADER.size + OUTPUT_HEADER.size
 
 

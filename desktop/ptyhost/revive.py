@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import json
 import logging
 import os
@@ -24,7 +25,21 @@ log = logging.getLogger("desk.ptyhost")
 
 FORMAT_VERSION = 1
 SHELLS = frozenset(
-    {"bash", "sh", "zsh", "fish", "dash", "ksh", "mksh", "tcsh", "csh", "ash", "nu", "xonsh", "elvish"}
+    {
+        "bash",
+        "sh",
+        "zsh",
+        "fish",
+        "dash",
+        "ksh",
+        "mksh",
+        "tcsh",
+        "csh",
+        "ash",
+        "nu",
+        "xonsh",
+        "elvish",
+    }
 )
 
 
@@ -90,11 +105,13 @@ class SavedTerminal:
                 raise ValueError("bad size")
         assert isinstance(cols, int) and isinstance(rows, int)
         try:
-            checkpoint = base64.b64decode(_typed(raw, "checkpoint", str), validate=True)
+            checkpoint = base64.b64decode(str(_typed(raw, "checkpoint", str)), validate=True)
         except binascii.Error as exc:
             raise ValueError(f"bad checkpoint: {exc}") from None
         exit_code = raw.get("exit_code")
-        if exit_code is not None and (isinstance(exit_code, bool) or not isinstance(exit_code, int)):
+        if exit_code is not None and (
+            isinstance(exit_code, bool) or not isinstance(exit_code, int)
+        ):
             raise ValueError("bad exit_code")
         terminal_id = fields["id"]
         assert isinstance(terminal_id, str)
@@ -162,10 +179,8 @@ def load_all(directory: Path) -> list[SavedTerminal]:
             loaded.append(SavedTerminal.from_json(json.loads(path.read_text(encoding="utf-8"))))
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             log.warning("skipping saved terminal %s: %s", path.name, exc)
-            try:
+            with contextlib.suppress(OSError):
                 path.replace(path.with_suffix(".corrupt"))
-            except OSError:
-                pass
     loaded.sort(key=lambda saved: saved.created)
     return loaded
 

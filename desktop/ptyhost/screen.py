@@ -19,57 +19,83 @@ from collections import deque
 
 from desktop.ptyhost.screen_checkpoint import checkpoint as serialise
 from desktop.ptyhost.screen_fast import FastScreen, FastStream
-from desktop.ptyhost.screen_skip import find_cut, scan, sgr_replay
+from desktop.ptyhost.screen_skip import find_cut, first_non_simple, scan, sgr_replay
 
 MAX_SIZE = 9999  # CSI parameters stop there, so a checkpoint could not address more
 # Feeding tries to skip once the front segment reaches this size, then at each doubling.
 COMPACT_MIN = 64 * 1024
 # A skip must drop at least this much to be worth rewriting the segment.
 MIN_SKIP = 1024
-# After the last non-simple sequence, parse this much more before checking the parser is
-# back between sequences (then the rest may be skipped).
-SEQUENCE_SLACK = 512
-# Piece size while the parser is inside a sequence.
-IN_SEQUENCE_STEP = 4096
+# A non-simple sequence followed by skippable lines is parsed up to the end of its line (or
+# this far), then the parser is checked to be between sequences.
+SEQUENCE_SLACK = 4096
+# Piece sizes while the parser is inside a sequence: from the first, doubling to the last.
+IN_SEQUENCE_STEP = 64
+MAX_IN_SEQUENCE_STEP = 64 * 1024
+# Largest piece parsed at once when nothing can be skipped in it.
+MAX_PIECE = 256 * 1024
+
+
+def _dimension(name: str, value: object) -> int:
+    if type(value) is not int:
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if not 1 <= value <= MAX_SIZE:
+        raise ValueError(f"{name} must be between 1 and {MAX_SIZE}, not {value}")
+    return value
 
 
 def _check_size(cols: object, rows: object) -> tuple[int, int]:
-    for name, value in (("cols", cols), ("rows", rows)):
-        if type(value) is not int:
-            raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-        if not 1 <= value <= MAX_SIZE:
-            raise ValueError(f"{name} must be between 1 and {MAX_SIZE}, not {value}")
-    assert isinstance(cols, int) and isinstance(rows, int)
-    return cols, rows
+    return _dimension("cols", cols), _dimension("rows", rows)
 
 
 class _Segment:
-    """Queued output between two resizes."""
+    """Queued output between two resizes: data[start:]. Positions are indexes into `data`."""
 
-    __slots__ = ("data", "next_compact", "scanned", "sealed", "seq", "unsafe_end")
+    __slots__ = ("data", "first_unsafe", "next_compact", "scanned", "sealed", "seq", "start")
 
     def __init__(self, seq: int) -> None:
         self.seq = seq
         self.data = bytearray()
-        self.scanned = 0  # bytes [0, scanned) are classified simple or not
-        self.unsafe_end = 0  # one past the start of the last non-simple sequence, 0 if none
-        self.next_compact = COMPACT_MIN
+        self.start = 0
+        self.scanned = 0  # data[start:scanned] is simple output
+        self.first_unsafe = -1  # where the first non-simple sequence starts (= scanned), or -1
+        self.next_compact = COMPACT_MIN  # feed tries to skip when the segment is this long
         self.sealed = False  # a checkpoint waits for this segment: feed starts a new one
+
+    def __len__(self) -> int:
+        return len(self.data) - self.start
 
     def append(self, data: bytes | bytearray | memoryview) -> None:
         self.data += data
-        result = scan(self.data, self.scanned)
-        self.scanned = result.scanned
-        if result.last_non_simple >= 0:
-            self.unsafe_end = result.last_non_simple + 1
+        if self.first_unsafe < 0:
+            self.scanned, self.first_unsafe = scan(self.data, self.scanned)
 
-    def take(self, end: int) -> bytes:
-        piece = bytes(self.data[:end])
-        del self.data[:end]
-        self.scanned = max(self.scanned - end, 0)
-        self.unsafe_end = max(self.unsafe_end - end, 0)
-        self.next_compact = max(COMPACT_MIN, len(self.data) * 2)
+    def take(self, count: int) -> bytes:
+        """Remove and return the first `count` bytes."""
+        end = self.start + count
+        piece = bytes(self.data[self.start : end])
+        self.start = end
+        if 0 <= self.first_unsafe < end:
+            # The non-simple sequence went: classify what follows it.
+            self.scanned, self.first_unsafe = scan(self.data, end)
+        elif self.scanned < end:
+            self.scanned = end  # an unfinished sequence at the end went: classify from here
+        if self.start * 2 >= len(self.data):
+            # Drop consumed bytes once they are half the buffer: amortised O(1) per byte.
+            del self.data[: self.start]
+            self.scanned -= self.start
+            if self.first_unsafe >= 0:
+                self.first_unsafe -= self.start
+            self.start = 0
+        self.next_compact = max(COMPACT_MIN, len(self) * 2)
         return piece
+
+    def replace_front(self, end: int, replacement: bytes) -> None:
+        """Replace data[start:end] by a replacement no longer than it, in place (the rest
+        of the queue is not moved)."""
+        assert len(replacement) <= end - self.start
+        self.start = end - len(replacement)
+        self.data[self.start : end] = replacement
 
 
 class _Resize:
@@ -96,6 +122,7 @@ class ScreenModel:
         self._parsing = False
         self._front_ground = True  # parser between sequences, no partial UTF-8 character
         self._front_safe = True  # ... and on the main screen with no scroll region
+        self._in_sequence_step = IN_SEQUENCE_STEP
         self.skipped_bytes = 0  # statistics: queued bytes dropped without parsing
 
     # ----- feeding (any thread, cheap) -----------------------------------------------------
@@ -122,10 +149,10 @@ class ScreenModel:
                 self._seq += 1
                 last = _Segment(self._seq)
                 self._queue.append(last)
-            before = len(last.data)
+            before = len(last)
             last.append(data)
-            self._pending += len(last.data) - before
-            if len(last.data) >= last.next_compact and self._can_compact(last):
+            self._pending += len(last) - before
+            if len(last) >= last.next_compact and self._can_compact(last):
                 self._compact(last)
 
     def resize(self, cols: int, rows: int) -> None:
@@ -150,23 +177,20 @@ class ScreenModel:
             and not self._parsing
             and bool(self._queue)
             and self._queue[0] is segment
-            and segment.unsafe_end == 0
         )
 
     def _compact(self, segment: _Segment) -> None:
-        """Drop what the front segment's tail makes irrelevant (see screen_skip)."""
-        data = segment.data
-        cut = find_cut(data, segment.scanned, 2 * self._screen.lines)
-        if cut < MIN_SKIP:
-            segment.next_compact = max(COMPACT_MIN, len(data) * 2)
-            return
-        replay = sgr_replay(data[:cut]) + b"\r"
-        data[:cut] = replay
-        delta = len(replay) - cut
-        segment.scanned += delta
-        self._pending += delta
-        self.skipped_bytes -= delta
-        segment.next_compact = max(COMPACT_MIN, len(data) * 2)
+        """Drop what the simple output at the front of the front segment makes irrelevant
+        (see screen_skip)."""
+        data, start = segment.data, segment.start
+        cut = find_cut(data, start, segment.scanned, 2 * self._screen.lines)
+        if cut - start >= MIN_SKIP:
+            replay = sgr_replay(data, start, cut) + b"\r"
+            segment.replace_front(cut, replay)
+            dropped = cut - start - len(replay)
+            self._pending -= dropped
+            self.skipped_bytes += dropped
+        segment.next_compact = max(COMPACT_MIN, len(segment) * 2)
 
     # ----- parsing (worker threads) --------------------------------------------------------
 
@@ -205,16 +229,18 @@ class ScreenModel:
             finally:
                 ground = self._stream.at_ground
                 safe = (
-                    ground
-                    and self._screen.margins is None
-                    and not self._screen.in_alternate_screen
+                    ground and self._screen.margins is None and not self._screen.in_alternate_screen
                 )
                 with self._lock:
                     self._parsing = False
                     self._front_ground = ground
                     self._front_safe = safe
+                    if ground:
+                        self._in_sequence_step = IN_SEQUENCE_STEP
 
-    def _take(self, budget: int | None, until: int | None, resizes_only: bool) -> bytes | _Resize | None:
+    def _take(
+        self, budget: int | None, until: int | None, resizes_only: bool
+    ) -> bytes | _Resize | None:
         """The next thing to parse from the front of the queue. Caller holds _lock."""
         while self._queue:
             item = self._queue[0]
@@ -225,38 +251,64 @@ class ScreenModel:
                 return item
             if resizes_only:
                 return None
-            if not item.data:
+            if not len(item):
                 self._queue.popleft()
                 continue
-            if self._front_safe and item.unsafe_end == 0:
+            if self._front_safe:
                 self._compact(item)
-            size = len(item.data)
-            if item.unsafe_end:
-                end = min(size, item.unsafe_end + SEQUENCE_SLACK)  # then maybe skip the rest
-            elif not self._front_ground:
-                end = min(size, IN_SEQUENCE_STEP)
+            if not self._front_ground:
+                count = min(len(item), self._in_sequence_step)
+                self._in_sequence_step = min(self._in_sequence_step * 2, MAX_IN_SEQUENCE_STEP)
+            elif item.first_unsafe < 0:
+                count = len(item)
             else:
-                end = size
+                count = self._piece_end(item) - item.start
             if budget is not None:
-                end = min(end, budget)
-            piece = item.take(end)
-            self._pending -= end
-            if not item.data:
+                count = min(count, budget)
+            piece = item.take(count)
+            self._pending -= count
+            if not len(item):
                 self._queue.popleft()
             return piece
         return None
+
+    def _piece_end(self, segment: _Segment) -> int:
+        """Where to stop parsing a segment with a non-simple sequence at `first_unsafe`: just
+        past it when enough simple lines follow to skip some, else after a large piece
+        (each piece costs a lock round and a scan; tiny ones add up)."""
+        data = segment.data
+        line_feeds = 2 * self._screen.lines
+        position = segment.first_unsafe
+        stop = min(len(data), position + MAX_PIECE)
+        if data.count(b"\n", position, stop) < line_feeds:
+            return stop
+        while True:
+            following = first_non_simple(data, position + 1, stop)
+            gap_end = stop if following < 0 else following
+            if data.count(b"\n", position, gap_end) >= line_feeds:
+                line_end = data.find(b"\n", position, position + SEQUENCE_SLACK)
+                return line_end + 1 if line_end >= 0 else min(len(data), position + SEQUENCE_SLACK)
+            if following < 0:
+                return stop
+            position = following
 
     # ----- results -------------------------------------------------------------------------
 
     def _drain_all(self) -> None:
         self._drain(None, self._seal())
 
-    def checkpoint(self) -> bytes:
+    def checkpoint(self, include_partial: bool = True) -> bytes:
         """Bytes that, written to an empty terminal of this size, reproduce the screen
-        after all output fed before the call."""
+        after all output fed before the call.
+
+        If that output ends inside an escape sequence or a UTF-8 character, the checkpoint
+        ends with its beginning, so the output that follows is understood as it would have
+        been; `include_partial=False` leaves it out (for a screen that nothing will follow,
+        e.g. one saved to be shown above a new shell)."""
         with self._parse_lock:
             self._drain_all()
-            return serialise(self._screen)
+            data = serialise(self._screen)
+            return data + self._stream.pending_sequence() if include_partial else data
 
     def snapshot(self) -> tuple[list[str], tuple[int, int]]:
         """The caught-up screen's lines (right-trimmed) and cursor (x, y)."""

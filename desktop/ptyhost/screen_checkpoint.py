@@ -3,9 +3,9 @@
 The sequence: RIS; reverse-screen mode if set (it changes what a blank cell is); the main
 screen, row by row, each row positioned with CUP (never relying on auto-wrap) and drawn
 with minimal SGR changes; the saved cursor; if the alternate screen is shown, ESC[?1049h
-(or ?47h when the main screen has no saved cursor) and its rows and saved cursor; the title;
-tab stops, scroll region and modes; the cursor (redrawing the last cell when it waits in the
-pending-wrap position); insert mode; the current SGR; cursor visibility.
+(or ?47h when the main screen has no saved cursor) and its rows and saved cursor; the
+title; tab stops, scroll region, modes and keypad mode; the cursor (redrawing the last
+cell when it waits in the pending-wrap position); insert mode; the current SGR.
 
 pyte can hold states no single draw produces (a placeholder cell without its wide
 character, left by ICH/DCH or by overwriting half of a wide character); they are rebuilt
@@ -156,6 +156,8 @@ class _Writer:
                 current[x] = cell
             elif width == 2:
                 self._wide(x, y, cell, current)
+            elif self._join(x, y, cell, current):
+                pass
             elif x + 1 < columns:
                 self._lone_placeholder(x, y, cell, current)
             else:
@@ -176,6 +178,20 @@ class _Writer:
                 self.goto(x + 1, y)
             self.draw(marks, 0)
             current[x] = cell
+
+    def _join(self, x: int, y: int, cell: Char, current: list[Char]) -> bool:
+        """Add the zero-width characters a placeholder holds to the one a wide character
+        just left there (they join the cell left of the cursor)."""
+        have = current[x]
+        if have[1:] != cell[1:] or not cell.data.startswith(have.data):
+            return False
+        if x + 1 < self.columns:
+            self.goto(x + 1, y)
+        elif (self.x, self.y) != (self.columns, y):
+            return False
+        self.draw(cell.data[len(have.data) :], 0)
+        current[x] = cell
+        return True
 
     def _lone_placeholder(self, x: int, y: int, cell: Char, current: list[Char]) -> None:
         """A placeholder cell (maybe with joined marks) not preceded by its wide character."""
@@ -215,12 +231,16 @@ class _Writer:
                 current[column] = left
                 return
             if width == 2:
+                # Redrawing it rewrites the placeholder after it: fine only if that one is its
+                # own (the marks it holds join again). No draws leave other pairs, nor pyte.
                 follower = target[column + 1]
-                if follower != left._replace(data="") or len(left.data) > 1:
-                    return  # no sequence of draws leaves this pair (nor does pyte)
+                if follower[1:] != left[1:] or _width(follower.data) or len(left.data) > 1:
+                    return
                 self.goto(column, y)
                 self.use(left)
                 self.draw(left.data, 2)
+                if follower.data:
+                    self.draw(follower.data, 0)
                 current[column] = left
                 return
             if column == 0:
@@ -335,6 +355,8 @@ def checkpoint(screen: TerminalScreen) -> bytes:
         writer.lost_cursor()
     for mode in sorted(DEFAULT_MODES - screen.mode):
         writer.emit(_mode_sequence(mode, False))
+    if screen.application_keypad:
+        writer.emit("\x1b=")
 
     cursor = screen.cursor
     x = min(cursor.x, screen.columns - 1)

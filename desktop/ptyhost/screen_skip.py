@@ -23,6 +23,8 @@ where P' = the SGR sequences of P (what matters of them) + CR:
 - SGR sequences are constant assignments of some attributes, so only the last occurrence of
   each distinct sequence matters, and nothing before the last one starting with a reset
   (first parameter 0 or empty) does.
+Whatever follows T (non-simple output included) then acts on equal states, so a skip needs
+only the simple bytes before the first non-simple sequence.
 The model skips only on the main screen (the proof does not need it; being conservative costs
 nothing there). Bytes U+009B/U+009D (C2 9B, C2 9D in UTF-8) are C1 CSI/OSC introducers for
 pyte, so they are not simple.
@@ -33,62 +35,75 @@ from __future__ import annotations
 import re
 
 SIMPLE_CSI_FINALS = b"mKGCDXP@`"
-# The first non-simple position: an ESC not starting a simple CSI, or a C1 CSI/OSC.
-NON_SIMPLE = re.compile(rb"\x1b(?!\[[0-9;]*[" + re.escape(SIMPLE_CSI_FINALS) + rb"])|\xc2[\x9b\x9d]")
-# The last non-simple position at or after the match start.
-LAST_NON_SIMPLE = re.compile(rb"(?s:.*)(" + NON_SIMPLE.pattern + rb")")
+# An ESC not starting a simple CSI (a literal first byte: the regex engine skips ahead fast).
+ESC_NON_SIMPLE = re.compile(rb"\x1b(?!\[[0-9;]*[" + re.escape(SIMPLE_CSI_FINALS) + rb"])")
+C1_INTRODUCER = re.compile(rb"\xc2[\x9b\x9d]")
 # A sequence cut by the end of the data (it may still turn out simple).
 INCOMPLETE = re.compile(rb"\x1b(?:\[[0-9;]*)?")
 SGR = re.compile(rb"\x1b\[[0-9;]*m")
 # An SGR whose first parameter resets everything, reversed (searched in reversed bytes).
 RESET_SGR_REVERSED = re.compile(rb"m(?:[0-9;]*;)?0*\[\x1b")
+RESET_SEARCH_WINDOW = 4096
 
 
-class ScanResult:
-    """Classification of a buffer's prefix."""
+def first_non_simple(data: bytearray, start: int, end: int) -> int:
+    """Where the first non-simple sequence in data[start:end] starts, or -1.
 
-    __slots__ = ("last_non_simple", "scanned")
-
-    def __init__(self, scanned: int, last_non_simple: int) -> None:
-        self.scanned = scanned  # bytes [0, scanned) are classified
-        self.last_non_simple = last_non_simple  # start of the last non-simple sequence, or -1
-
-
-def scan(data: bytearray, start: int) -> ScanResult:
-    """Classify `data[start:]`: find its last non-simple sequence start, and how far the
-    classification is final (a sequence or a C2 byte cut by the end is left for later)."""
-    match = NON_SIMPLE.search(data, start)
-    end = len(data) - 1 if data.endswith(b"\xc2") else len(data)
-    if match is None:
-        return ScanResult(max(end, start), -1)
-    last = LAST_NON_SIMPLE.match(data, match.start())
-    assert last is not None
-    position = last.start(1)
-    if INCOMPLETE.fullmatch(data, position):
-        # Cut by the end: classify up to it; the previous non-simple one (if any) stands.
-        if position == match.start():
-            return ScanResult(position, -1)
-        before = LAST_NON_SIMPLE.match(data, match.start(), position)
-        assert before is not None
-        return ScanResult(position, before.start(1))
-    return ScanResult(max(end, position + 1), position)
+    Plain text costs two memchr calls; each ESC one regex step in C."""
+    first = end
+    escape = data.find(b"\x1b", start, end)
+    if escape >= 0:
+        found = ESC_NON_SIMPLE.search(data, escape, end)
+        if found is not None:
+            first = found.start()
+    c2 = data.find(b"\xc2", start, first)
+    if c2 >= 0:
+        found = C1_INTRODUCER.search(data, c2, first)
+        if found is not None:
+            first = found.start()
+    return -1 if first == end else first
 
 
-def sgr_replay(prefix: bytes | bytearray) -> bytes:
-    """The SGR sequences of simple bytes `prefix` that determine the pen after them."""
-    reset = RESET_SGR_REVERSED.search(prefix[::-1])
-    start = len(prefix) - reset.end() if reset is not None else 0
-    sequences = SGR.findall(prefix, start)
+def scan(data: bytearray, start: int) -> tuple[int, int]:
+    """Classify data[start:] up to its first non-simple sequence. Returns how far the bytes
+    are known simple, and where that sequence starts (-1 if none). A sequence or a C2 byte
+    cut by the end of the data is left unclassified: more bytes will tell."""
+    end = len(data)
+    last_escape = data.rfind(b"\x1b", start)
+    if last_escape >= 0 and INCOMPLETE.fullmatch(data, last_escape):
+        end = last_escape
+    elif end > start and data[end - 1] == 0xC2:
+        end -= 1
+    first = first_non_simple(data, start, end)
+    return (end if first < 0 else first), first
+
+
+def sgr_replay(data: bytearray, start: int, end: int) -> bytes:
+    """The SGR sequences of simple bytes data[start:end] that determine the pen after them."""
+    if data.rfind(b"\x1b", start, end) < 0:
+        return b""
+    # The last SGR starting with a reset, searched backwards in growing windows.
+    window = RESET_SEARCH_WINDOW
+    while True:
+        low = max(start, end - window)
+        reset = RESET_SGR_REVERSED.search(data[low:end][::-1])
+        if reset is not None:
+            start = end - reset.end()
+            break
+        if low == start:
+            break
+        window *= 8
+    sequences = SGR.findall(data, start, end)
     return b"".join(reversed(dict.fromkeys(reversed(sequences))))
 
 
-def find_cut(data: bytearray, end: int, line_feeds: int) -> int:
-    """The largest position right after a CR LF such that data[cut:end] still holds
-    `line_feeds` line feeds, or -1."""
+def find_cut(data: bytearray, start: int, end: int, line_feeds: int) -> int:
+    """The largest position right after a CR LF in data[start:end] such that data[cut:end]
+    still holds `line_feeds` line feeds, or -1."""
     position = end
     for _ in range(line_feeds):
-        position = data.rfind(b"\n", 0, position)
+        position = data.rfind(b"\n", start, position)
         if position < 0:
             return -1
-    pair = data.rfind(b"\r\n", 0, position)
+    pair = data.rfind(b"\r\n", start, position)
     return -1 if pair < 0 else pair + 2

@@ -20,6 +20,7 @@ it every byte and compare. Changes from plain pyte, each for a reason:
   to keep the cursor row, then from the bottom, like xterm), clamps the cursor and saved
   cursors, resizes both buffers, resets the scroll region and extends the tab stops.
 - RIS (ESC c) also leaves the alternate screen and forgets the saved cursors.
+- The keypad mode (DECKPAM/DECKPNM, ESC = / ESC >) is kept, for checkpoints.
 - DECCOLM (132-column mode) and charset switching (ESC % @) are ignored: the size is the
   client's, and output is always UTF-8.
 - `TerminalStream.feed` survives a sequence that makes a handler fail (pyte's stream gave
@@ -37,7 +38,7 @@ from pyte import modes as mo
 from pyte.screens import Char, StaticDefaultDict, wcwidth
 
 Line = StaticDefaultDict[int, Char]
-Buffer = defaultdict[int, Line]
+Buffer = dict[int, Line]
 
 ALT_SCREEN_MODES = frozenset({47, 1047, 1049})
 SAVE_CURSOR_MODE = 1048
@@ -56,6 +57,7 @@ class SavedCursor(NamedTuple):
 
 
 def new_buffer(screen: pyte.Screen) -> Buffer:
+    """An empty buffer whose lines are made on first use, as pyte's."""
     return defaultdict(lambda: StaticDefaultDict[int, Char](screen.default_char))
 
 
@@ -71,6 +73,7 @@ class TerminalScreen(pyte.Screen):
         self.main_buffer: Buffer | None = None  # the main screen while the alternate is shown
         self.saved_main: SavedCursor | None = None
         self.saved_alt: SavedCursor | None = None
+        self.application_keypad = False  # DECKPAM (ESC =), which clients need to know
         super().__init__(columns, lines)
 
     # ----- state ---------------------------------------------------------------------------
@@ -83,7 +86,14 @@ class TerminalScreen(pyte.Screen):
         self.main_buffer = None
         self.saved_main = None
         self.saved_alt = None
+        self.application_keypad = False
         super().reset()
+
+    def set_application_keypad(self) -> None:
+        self.application_keypad = True
+
+    def reset_application_keypad(self) -> None:
+        self.application_keypad = False
 
     # ----- modes ---------------------------------------------------------------------------
 
@@ -239,9 +249,7 @@ class TerminalScreen(pyte.Screen):
         buffers = [self.buffer] if self.main_buffer is None else [self.buffer, self.main_buffer]
         for buffer in buffers:
             kept = {
-                y - drop_top: line
-                for y, line in buffer.items()
-                if drop_top <= y < drop_top + lines
+                y - drop_top: line for y, line in buffer.items() if drop_top <= y < drop_top + lines
             }
             buffer.clear()
             buffer.update(kept)
@@ -267,15 +275,31 @@ def _fit_saved(
 ) -> SavedCursor | None:
     if saved is None:
         return None
-    return saved._replace(
-        x=min(saved.x, columns - 1), y=min(max(saved.y - drop_top, 0), lines - 1)
-    )
+    return saved._replace(x=min(saved.x, columns - 1), y=min(max(saved.y - drop_top, 0), lines - 1))
+
+
+_EXECUTED_IN_CSI = frozenset("\x07\x08\x09\x0a\x0b\x0c\x0d")
 
 
 class TerminalStream(pyte.ByteStream):
-    """pyte's ByteStream, always UTF-8, that drops a sequence whose handler fails."""
+    """pyte's ByteStream, always UTF-8, that drops a sequence whose handler fails, and keeps
+    the text of an unfinished sequence (for checkpoints followed by more output)."""
 
     listener: TerminalScreen
+    escape = {
+        **pyte.Stream.escape,
+        "=": "set_application_keypad",
+        ">": "reset_application_keypad",
+    }
+
+    def __init__(self, screen: TerminalScreen) -> None:
+        self._partial: list[str] = []  # the sequence being parsed, minus executed controls
+        super().__init__(screen)
+
+    def pending_sequence(self) -> bytes:
+        """Bytes that put a fresh parser where this one is: the unfinished sequence and
+        the incomplete UTF-8 character."""
+        return "".join(self._partial).encode("utf-8") + self.utf8_decoder.getstate()[0]
 
     def select_other_charset(self, code: str) -> None:
         """Output stays UTF-8 (ESC % @ would switch pyte to Latin-1)."""
@@ -290,7 +314,6 @@ class TerminalStream(pyte.ByteStream):
 
     def feed_text(self, data: str) -> None:
         """pyte's Stream.feed, except that a failing handler costs only its own sequence."""
-        send = self._send_to_parser
         draw = self.listener.draw
         match_text = self._text_pattern.match
         taking_plain_text = self._taking_plain_text
@@ -305,9 +328,21 @@ class TerminalStream(pyte.ByteStream):
                 else:
                     taking_plain_text = False
             else:
-                try:
-                    taking_plain_text = send(data[offset : offset + 1])
-                except Exception:
-                    taking_plain_text = self._taking_plain_text  # parser was re-initialised
+                taking_plain_text = self._send_char(data[offset])
                 offset += 1
         self._taking_plain_text = taking_plain_text
+
+    def _send_char(self, char: str) -> bool:
+        """Advance the parser by one character; True when it is back between sequences."""
+        partial = self._partial
+        in_csi = partial[:1] == ["\x9b"] or partial[:2] == ["\x1b", "["]
+        # Controls inside a CSI run at once (pyte's behaviour): replaying them would repeat them.
+        if not (in_csi and char in _EXECUTED_IN_CSI):
+            partial.append(char)
+        try:
+            ground = bool(self._send_to_parser(char))
+        except Exception:
+            ground = True  # the parser was re-initialised: the sequence is dropped
+        if ground:
+            partial.clear()
+        return ground

@@ -332,6 +332,12 @@ class Terminal:
         finally:
             self.resume("checkpoint")
 
+    async def final_screen(self) -> bytes:
+        """A checkpoint for a screen nothing will follow (a saved terminal)."""
+        return await self.context.loop.run_in_executor(
+            self.context.executor, self.screen.checkpoint, False
+        )
+
     async def snapshot(self) -> dict[str, object]:
         self.pause("snapshot")
         try:
@@ -601,16 +607,16 @@ class Terminal:
         for attachment in list(self.attachments):
             attachment.close(reason)
 
-    async def stop(self, timeout: float = 1.0) -> None:
+    async def stop(self, grace: float = 1.0) -> None:
         """Hang up and wait (briefly) for the process; used when the host exits."""
         if self.process is not None and self.running:
             self.hang_up()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.exited.wait(), timeout)
+                await asyncio.wait_for(self.exited.wait(), grace)
             if self.running:
                 self.process.signal_group(signal.SIGKILL)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.exited.wait(), timeout)
+                    await asyncio.wait_for(self.exited.wait(), grace)
             if self.running:
                 self._child_exited = True
                 self._finish()

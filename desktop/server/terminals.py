@@ -28,7 +28,7 @@ from desktop.ptyhost.client import (
 )
 from desktop.ptyhost.protocol import OutputFrame, dumps
 from desktop.server.appkeys import EVENTS, SETTINGS
-from desktop.server.auth import own_origin
+from desktop.server.auth import AUTH_METHOD, own_origin
 from desktop.server.errors import ApiError, data_response, read_json_object
 from desktop.server.events import EventBus
 from desktop.server.tickets import TicketStore
@@ -204,7 +204,9 @@ def _connect_params(request: web.Request) -> dict[str, object]:
     if raw_cursor is not None and raw_cursor != "":
         if not _CURSOR.match(raw_cursor):
             raise ApiError(
-                400, "request.invalid", f"cursor must be a non-negative integer, got {raw_cursor!r}."
+                400,
+                "request.invalid",
+                f"cursor must be a non-negative integer, got {raw_cursor!r}.",
             )
         cursor = int(raw_cursor)
     role = query.get("role", "controller")
@@ -236,11 +238,15 @@ async def connect(request: web.Request) -> web.StreamResponse:
     if ticket is not None:
         if not request.app[TICKETS].redeem(ticket, terminal_id):
             raise ApiError(
-                403, "ticket.invalid", "The ticket is unknown, used, expired or for another terminal."
+                403,
+                "ticket.invalid",
+                "The ticket is unknown, used, expired or for another terminal.",
             )
-    elif request.get("auth") != "bearer":
+    elif request.get(AUTH_METHOD) != "bearer":
         raise ApiError(
-            403, "ticket.required", "Connect with a ticket (POST .../connect-token) or a Bearer token."
+            403,
+            "ticket.required",
+            "Connect with a ticket (POST .../connect-token) or a Bearer token.",
         )
     params = _connect_params(request)
     socket = web.WebSocketResponse(compress=False, max_msg_size=MAX_INPUT_MESSAGE)
@@ -272,7 +278,7 @@ async def connect(request: web.Request) -> web.StreamResponse:
 async def _relay(socket: web.WebSocketResponse, attachment: PtyAttachment) -> None:
     outbound = asyncio.ensure_future(_host_to_client(socket, attachment))
     try:
-        await _client_to_host(socket, attachment, outbound)
+        await _client_to_host(socket, attachment)
     finally:
         outbound.cancel()
         with contextlib.suppress(asyncio.CancelledError, ConnectionError):
@@ -318,10 +324,9 @@ async def _send_output(
     return pending
 
 
-async def _client_to_host(
-    socket: web.WebSocketResponse, attachment: PtyAttachment, outbound: asyncio.Future[None]
-) -> None:
-    async for message in _messages(socket, outbound):
+async def _client_to_host(socket: web.WebSocketResponse, attachment: PtyAttachment) -> None:
+    # Ends when the client closes, or when the host side ends and closes the socket.
+    async for message in socket:
         try:
             if message.type == WSMsgType.BINARY:
                 await attachment.send_input(message.data)
@@ -333,23 +338,6 @@ async def _client_to_host(
                     await attachment.send_message(parsed)
         except PtyHostError:
             break
-
-
-async def _messages(
-    socket: web.WebSocketResponse, outbound: asyncio.Future[None]
-) -> AsyncIterator[web.WSMessage]:
-    while not outbound.done():
-        receive = asyncio.ensure_future(socket.receive())
-        done, _ = await asyncio.wait({receive, outbound}, return_when=asyncio.FIRST_COMPLETED)
-        if receive not in done:
-            receive.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await receive
-            return
-        message = receive.result()
-        if message.type in (WSMsgType.CLOSE, WSMsgType.CLOSING, WSMsgType.CLOSED, WSMsgType.ERROR):
-            return
-        yield message
 
 
 def _client_message(text: str) -> dict[str, object] | str:

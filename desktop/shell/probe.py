@@ -43,7 +43,8 @@ STATE_SCRIPT = """
   return JSON.stringify({
     has_state: state !== null,
     state: state,
-    connected: !!(state && state.connected),
+    // `connected: true`, or the UI's connection state machine in state "connected".
+    connected: !!(state && (state.connected === true || state.connection === 'connected')),
     controlled: !!(navigator.serviceWorker && navigator.serviceWorker.controller),
     sw_ready: probe.swReady,
     time_origin: performance.timeOrigin,
@@ -102,18 +103,14 @@ class WindowProbe:
         autoclose: bool,
         timeout: float,
         gui_caller: GuiCaller | None,
-        service_pid: object,
     ) -> None:
         self.path = path
         self.autoclose = autoclose
         self.timeout = timeout
         self.gui_caller = gui_caller
-        self.service_pid = service_pid
 
     @classmethod
-    def from_environment(
-        cls, *, gui_caller: GuiCaller | None, service_pid: object
-    ) -> WindowProbe | None:
+    def from_environment(cls, *, gui_caller: GuiCaller | None) -> WindowProbe | None:
         raw = os.environ.get("DESK_WINDOW_PROBE")
         if not raw:
             return None
@@ -123,17 +120,16 @@ class WindowProbe:
             autoclose=os.environ.get("DESK_WINDOW_AUTOCLOSE") == "1",
             timeout=timeout,
             gui_caller=gui_caller,
-            service_pid=service_pid,
         )
 
     @property
     def screenshot_path(self) -> Path:
         return self.path.with_name(self.path.name + ".png")
 
-    def run(self, window: Any) -> None:
-        """Runs on pywebview's worker thread once the GUI loop starts."""
+    def run(self, window: Any, *, service_pid: object) -> None:
+        """Runs on a pywebview worker thread once the UI's URL is loading."""
         started = time.monotonic()
-        report: dict[str, object] = {"pid": os.getpid(), "service_pid": self.service_pid}
+        report: dict[str, object] = {"pid": os.getpid(), "service_pid": service_pid}
         errors: list[str] = []
         try:
             report.update(self._observe(window, started, errors))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from desktop.config import read_json_file, write_private_file
@@ -13,7 +14,18 @@ class CorruptRegistration(ValueError):
     """The registration file exists but does not describe a service."""
 
 
-def parse_registration(value: dict[str, object]) -> dict[str, object]:
+@dataclass(frozen=True)
+class ServiceRegistration:
+    pid: int
+    url: str
+    token: str = field(repr=False)
+    started: float
+
+    def to_dict(self) -> dict[str, object]:
+        return {"pid": self.pid, "url": self.url, "token": self.token, "started": self.started}
+
+
+def parse_registration(value: dict[str, object]) -> ServiceRegistration:
     """`value` checked field by field; CorruptRegistration names the first bad field."""
     pid, url, token, started = (value.get(name) for name in ("pid", "url", "token", "started"))
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
@@ -24,10 +36,10 @@ def parse_registration(value: dict[str, object]) -> dict[str, object]:
         raise CorruptRegistration("field 'token' is missing or empty")
     if not isinstance(started, int | float) or isinstance(started, bool):
         raise CorruptRegistration("field 'started' is not a timestamp")
-    return {**value, "pid": pid, "url": url, "token": token, "started": float(started)}
+    return ServiceRegistration(pid=pid, url=url, token=token, started=float(started))
 
 
-def load_registration(path: Path) -> tuple[dict[str, object] | None, bool]:
+def load_registration(path: Path) -> tuple[ServiceRegistration | None, bool]:
     """(registration or None, whether a corrupt file was removed).
 
     A corrupt file is removed with a warning on stderr, so the next start can replace it.
@@ -47,8 +59,8 @@ def load_registration(path: Path) -> tuple[dict[str, object] | None, bool]:
         return None, True
 
 
-def save_registration(path: Path, registration: dict[str, object]) -> None:
-    write_private_file(path, json.dumps(parse_registration(registration), sort_keys=True) + "\n")
+def save_registration(path: Path, registration: ServiceRegistration) -> None:
+    write_private_file(path, json.dumps(registration.to_dict(), sort_keys=True) + "\n")
 
 
 def remove_registration(path: Path) -> None:

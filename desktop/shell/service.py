@@ -20,11 +20,17 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from desktop.config import Settings, desk_command, write_private_file
 from desktop.shell.process import desk_serve_pids, is_alive, is_desk_serve, terminate
-from desktop.shell.registration import load_registration, remove_registration, save_registration
+from desktop.shell.registration import (
+    ServiceRegistration,
+    load_registration,
+    remove_registration,
+    save_registration,
+)
 
 START_TIMEOUT = 60.0
 LOCK_TIMEOUT = 120.0
@@ -74,19 +80,16 @@ def _service_lock(settings: Settings, timeout: float = LOCK_TIMEOUT) -> Iterator
         os.close(fd)  # closing the descriptor releases the lock
 
 
-def _current(settings: Settings) -> tuple[dict[str, object] | None, dict[str, object]]:
+def _current(settings: Settings) -> tuple[ServiceRegistration | None, dict[str, object]]:
     """The live registration (or None) and what was cleaned on the way. Call under the lock."""
     path = settings.service_registration_path
     registration, corrupt = load_registration(path)
     notes: dict[str, object] = {"stale_cleaned": False, "corrupt_cleaned": corrupt}
-    if registration is not None:
-        pid = registration["pid"]
-        assert isinstance(pid, int)  # parse_registration checked it
-        if not is_desk_serve(pid, settings.data_dir):
-            remove_registration(path)
-            notes["stale_cleaned"] = True
-            notes["stale_pid"] = pid
-            registration = None
+    if registration is not None and not is_desk_serve(registration.pid, settings.data_dir):
+        # Dead, or the pid now belongs to another program.
+        remove_registration(path)
+        notes.update(stale_cleaned=True, stale_pid=registration.pid)
+        registration = None
     return registration, notes
 
 
@@ -125,14 +128,13 @@ def service_status(settings: Settings) -> dict[str, object]:
     }
     if registration is None:
         return result
-    started = registration["started"]
-    health = _health(str(registration["url"]), str(registration["token"]))
+    health = _health(registration.url, registration.token)
     result.update(
         running=True,
-        pid=registration["pid"],
-        url=registration["url"],
-        started=started,
-        uptime=round(time.time() - started, 3) if isinstance(started, float) else None,
+        pid=registration.pid,
+        url=registration.url,
+        started=registration.started,
+        uptime=round(time.time() - registration.started, 3),
         healthy=health is not None,
         version=health.get("version") if health else None,
     )
@@ -151,7 +153,7 @@ def start_service(settings: Settings) -> dict[str, object]:
 def _start_locked(settings: Settings) -> dict[str, object]:
     registration, notes = _current(settings)
     if registration is not None:
-        return {**registration, **notes, "already_running": True}
+        return {**registration.to_dict(), **notes, "already_running": True}
     orphans = _stop_orphans(settings, timeout=10.0)
     preferred = _preferred_port(settings)
     try:
@@ -161,15 +163,12 @@ def _start_locked(settings: Settings) -> dict[str, object]:
             raise
         # The last port is taken (or the start failed for another reason): any free port.
         ready = _spawn(settings, 0)
-    registration = {
-        "pid": ready["pid"],
-        "url": ready["url"],
-        "token": ready["token"],
-        "started": time.time(),
-    }
+    registration = ServiceRegistration(
+        pid=ready.pid, url=ready.url, token=ready.token, started=time.time()
+    )
     save_registration(settings.service_registration_path, registration)
-    _remember_port(settings, str(ready["url"]))
-    result = {**registration, **notes, "already_running": False}
+    _remember_port(settings, ready.url)
+    result = {**registration.to_dict(), **notes, "already_running": False}
     if orphans:
         result["orphans_stopped"] = orphans
     return result
@@ -210,7 +209,14 @@ def _log_tail(settings: Settings, offset: int, lines: int = 10) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
 
-def _spawn(settings: Settings, port: int) -> dict[str, object]:
+@dataclass(frozen=True)
+class _Ready:
+    url: str
+    token: str = field(repr=False)
+    pid: int
+
+
+def _spawn(settings: Settings, port: int) -> _Ready:
     """Run `desk serve` detached and return its parsed ready line."""
     argv = desk_command(
         "serve",
@@ -272,7 +278,7 @@ def _read_ready_line(proc: subprocess.Popen[bytes], timeout: float) -> bytes:
     return buffer.split(b"\n", 1)[0]
 
 
-def _parse_ready(line: bytes) -> dict[str, object]:
+def _parse_ready(line: bytes) -> _Ready:
     # Never echo the line: it holds the token.
     try:
         ready = json.loads(line)
@@ -285,7 +291,7 @@ def _parse_ready(line: bytes) -> dict[str, object]:
         raise ServiceError("printed a ready line without url and token")
     if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
         raise ServiceError("printed a ready line without a pid")
-    return {"url": url.rstrip("/"), "token": token, "pid": pid}
+    return _Ready(url=url.rstrip("/"), token=token, pid=pid)
 
 
 def _discard(proc: subprocess.Popen[bytes]) -> None:
@@ -335,8 +341,7 @@ def _stop_locked(settings: Settings, timeout: float) -> dict[str, object]:
     registration, notes = _current(settings)
     result: dict[str, object] = {"stopped": False, "pid": None, "killed": False, **notes}
     if registration is not None:
-        pid = registration["pid"]
-        assert isinstance(pid, int)
+        pid = registration.pid
         result.update(stopped=True, pid=pid, killed=terminate(pid, timeout))
         _forget_child(pid)
     remove_registration(settings.service_registration_path)

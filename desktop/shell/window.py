@@ -23,7 +23,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Literal
 
-from desktop.config import Settings, ensure_private_dir
+from desktop.config import Settings, ensure_private_dir, web_dist_dir
 from desktop.shell.geometry import (
     MIN_HEIGHT,
     MIN_WIDTH,
@@ -55,20 +55,48 @@ def run(settings: Settings) -> int:
         if not owner:
             print(f"desk: a Desk window is already open for {settings.data_dir}", file=sys.stderr)
             return 0
-        gui, problem = choose_gui()
-        if gui is None:
-            print(f"desk: cannot open a window: {problem}", file=sys.stderr)
-            return 1
-        prepare_environment(gui)
+        # The service starts while Qt and the web engine start: neither waits for the other.
+        starter = ServiceStarter(settings)
+        starter.start()
         try:
-            info = ensure_service(settings)
-        except ServiceError as exc:
-            print(f"desk: {exc}", file=sys.stderr)
-            return 1
-        try:
-            return _show(settings, info, gui)
+            gui, problem = choose_gui()
+            if gui is None:
+                print(f"desk: cannot open a window: {problem}", file=sys.stderr)
+                return 1
+            prepare_environment(gui)
+            return _show(settings, starter, gui)
         finally:
+            starter.join()
             stop_service(settings, all=True)
+
+
+class ServiceStarter:
+    """ensure_service on a thread; the window loads the UI once it is ready."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._thread = threading.Thread(target=self._run, name="desk-service-start", daemon=True)
+        self.info: dict[str, object] | None = None
+        self.error: Exception | None = None
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def join(self) -> None:
+        self._thread.join()
+
+    def wait(self) -> dict[str, object] | None:
+        """The service's registration, or None (the error is printed) when it cannot start."""
+        self._thread.join()
+        if self.error is not None:
+            print(f"desk: {self.error}", file=sys.stderr)
+        return self.info
+
+    def _run(self) -> None:
+        try:
+            self.info = ensure_service(self._settings)
+        except (ServiceError, OSError, ValueError) as exc:
+            self.error = exc
 
 
 @contextlib.contextmanager
@@ -101,11 +129,21 @@ def _qt_problem() -> str | None:
         importlib.import_module("PyQt6.QtWebEngineWidgets")
     except ImportError:
         return "PyQt6 with QtWebEngine is missing (pip install 'pywebview[qt]')"
-    if os.environ.get("QT_QPA_PLATFORM", "xcb" if os.environ.get("DISPLAY") else "") == "xcb":
+    if _qt_platform() == "xcb":
         missing = missing_xcb_libraries()
         if missing:
             return "Qt's xcb plugin needs " + ", ".join(missing)
     return None
+
+
+def _qt_platform() -> str:
+    """The platform plugin Qt will pick: the X11 one unless Wayland (or an override) is set."""
+    chosen = os.environ.get("QT_QPA_PLATFORM")
+    if chosen:
+        return chosen.split(":", 1)[0].split(";", 1)[0]
+    if os.environ.get("WAYLAND_DISPLAY"):
+        return "wayland"
+    return "xcb" if os.environ.get("DISPLAY") else ""
 
 
 def prepare_environment(gui: Gui) -> None:
@@ -129,7 +167,11 @@ def login_url(info: dict[str, object]) -> str:
     return f"{info['url']}/?token={token}"
 
 
-def _show(settings: Settings, info: dict[str, object], gui: Gui) -> int:
+# Shown until the service is ready; follows the system's light or dark scheme like the UI.
+STARTING_PAGE = '<!doctype html><meta name="color-scheme" content="light dark"><title>Desk</title>'
+
+
+def _show(settings: Settings, starter: ServiceStarter, gui: Gui) -> int:
     import webview
 
     path = geometry_path(settings)
@@ -137,7 +179,7 @@ def _show(settings: Settings, info: dict[str, object], gui: Gui) -> int:
     initial = tracker.geometry
     window: Any = webview.create_window(
         TITLE,
-        url=login_url(info),
+        html=STARTING_PAGE,
         width=initial.width,
         height=initial.height,
         x=initial.x,
@@ -149,9 +191,21 @@ def _show(settings: Settings, info: dict[str, object], gui: Gui) -> int:
     window.events.resized += tracker.resized
     window.events.maximized += tracker.maximized
     window.events.restored += tracker.restored
-    probe = WindowProbe.from_environment(
-        gui_caller=make_qt_gui_caller() if gui == "qt" else None, service_pid=info["pid"]
-    )
+    if gui == "qt":
+        _name_qt_application()
+    probe = WindowProbe.from_environment(gui_caller=make_qt_gui_caller() if gui == "qt" else None)
+    failed = threading.Event()
+
+    def open_ui() -> None:
+        # Runs on a pywebview worker thread once the GUI loop is up.
+        info = starter.wait()
+        if info is None:
+            failed.set()
+            window.destroy()
+            return
+        window.load_url(login_url(info))
+        if probe is not None:
+            probe.run(window, service_pid=info["pid"])
 
     def close_on_signal(signum: int, frame: FrameType | None) -> None:
         # destroy() waits until the window is shown: never block the GUI thread on it.
@@ -160,13 +214,39 @@ def _show(settings: Settings, info: dict[str, object], gui: Gui) -> int:
     previous = signal.signal(signal.SIGTERM, close_on_signal)
     try:
         webview.start(
-            probe.run if probe else None,
-            (window,) if probe else None,
+            open_ui,
             gui=gui,
             private_mode=False,
             storage_path=str(ensure_private_dir(storage_path(settings))),
+            icon=_icon(),
         )
     finally:
         signal.signal(signal.SIGTERM, previous)
         save_geometry(path, tracker.geometry)
-    return 0
+        if gui == "qt":
+            _delete_pending_qt_objects()
+    return 1 if failed.is_set() else 0
+
+
+def _name_qt_application() -> None:
+    # Qt names its cache directory (~/.cache/<name>/QtWebEngine) after the application: one
+    # name whether Desk runs as `desk`, `python -m desktop` or the bundle.
+    from PyQt6.QtCore import QCoreApplication
+
+    QCoreApplication.setApplicationName(TITLE)
+
+
+def _icon() -> str | None:
+    icon = web_dist_dir() / "icon-512.png"
+    return str(icon) if icon.is_file() else None
+
+
+def _delete_pending_qt_objects() -> None:
+    """Delete the closed page before its profile goes away with the interpreter.
+
+    pywebview schedules the page's deletion, but its event loop has already stopped; a profile
+    released before its page makes QtWebEngine warn and risks a crash on exit.
+    """
+    from PyQt6.QtCore import QCoreApplication, QEvent
+
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete.value)

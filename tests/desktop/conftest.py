@@ -90,6 +90,8 @@ class Window:
             "QT_QPA_PLATFORM": "xcb",
             "DESK_WINDOW_PROBE": str(self.probe_path),
             "DESK_WINDOW_PROBE_TIMEOUT": "45",
+            # QtWebEngine's HTTP cache goes to $XDG_CACHE_HOME/Desk: keep it in the test's dir.
+            "XDG_CACHE_HOME": str(self.desk.data_dir.parent / "cache"),
         }
         env.pop("WAYLAND_DISPLAY", None)
         if autoclose:

@@ -137,3 +137,14 @@ def test_window_keeps_size_and_position_and_quits_on_sigterm(window: Window) -> 
 
     finish(window.launch(autoclose=True))
     assert window.report()["window"] == {"x": 30, "y": 20, "width": 1000, "height": 700}
+
+
+def test_window_reports_a_service_that_cannot_start(window: Window) -> None:
+    # A directory where the service log goes: the service cannot be started.
+    (window.desk.data_dir / "service.log").mkdir(parents=True)
+    process = window.launch(autoclose=True)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 1
+    assert "service.log" in err
+    assert not window.probe_path.exists()
+    wait_until(lambda: not window.desk.leftovers(), timeout=15)

@@ -8,6 +8,7 @@ import select
 import signal
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
@@ -388,7 +389,8 @@ def test_program_is_looked_up_in_env_path(start: Spawner, tmp_path: Path) -> Non
 def test_child_starts_with_clean_signals_and_fds(
     start: Spawner, tmp_path: Path, backend: str
 ) -> None:
-    inherited = os.open(tmp_path, os.O_RDONLY)
+    inherited = os.open(tmp_path, os.O_RDONLY)  # a low number, below the spawn's own fds
+    os.set_inheritable(inherited, True)
     high_fd = os.dup2(inherited, 250, inheritable=True)
     old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
     try:
@@ -408,26 +410,38 @@ def test_child_starts_with_clean_signals_and_fds(
 
 
 @pytest.mark.parametrize(
-    ("argv", "cwd", "error"),
+    ("argv", "cwd", "search_tmp", "error"),
     [
-        (["desk-no-such-command"], None, FileNotFoundError),
-        (["/nonexistent/bin/tool"], None, FileNotFoundError),
-        (["sh"], "missing-dir", FileNotFoundError),
-        (["sh"], "a-file", NotADirectoryError),
-        (["./not-executable"], None, PermissionError),
+        (["desk-no-such-command"], None, False, FileNotFoundError),
+        (["/nonexistent/bin/tool"], None, False, FileNotFoundError),
+        (["sh"], "missing-dir", False, FileNotFoundError),
+        (["sh"], "a-file", False, NotADirectoryError),
+        (["./not-executable"], None, False, PermissionError),
+        (["not-executable"], None, True, PermissionError),  # found in PATH, not executable
+        (["./no-shebang"], None, False, OSError),  # ENOEXEC: no shell fallback
     ],
 )
 def test_spawn_errors_raise_and_leave_nothing(
-    backend: str, tmp_path: Path, argv: list[str], cwd: str | None, error: type[OSError]
+    backend: str,
+    tmp_path: Path,
+    argv: list[str],
+    cwd: str | None,
+    search_tmp: bool,
+    error: type[OSError],
 ) -> None:
     (tmp_path / "a-file").write_text("x")
     (tmp_path / "not-executable").write_text("echo no\n")
+    (tmp_path / "no-shebang").write_bytes(b"\x00\x01binary")
+    (tmp_path / "no-shebang").chmod(0o755)
+    env = base_env(tmp_path)
+    if search_tmp:
+        env["PATH"] = f"{tmp_path}:{env['PATH']}"
     fds = open_fd_count()
     children = child_states()
     with pytest.raises(error):
         spawn(
             argv,
-            env=base_env(tmp_path),
+            env=env,
             cwd=str(tmp_path / cwd) if cwd else str(tmp_path),
             cols=80,
             rows=24,
@@ -491,5 +505,32 @@ def test_many_spawns_leak_no_fds_or_zombies(backend: str, tmp_path: Path) -> Non
         read_to_eof(proc)
         assert wait_exit(proc).code == index % 7
         proc.close()
+    assert open_fd_count() == fds
+    assert "Z" not in child_states().values()
+
+
+def test_concurrent_spawns_from_threads_stay_separate(backend: str, tmp_path: Path) -> None:
+    env = base_env(tmp_path)
+    fds = open_fd_count()
+
+    def run_one(_: int) -> tuple[int, bytes, ExitStatus]:
+        proc = spawn(
+            ["sh", "-c", "echo pid=$$"],
+            env=env,
+            cwd=str(tmp_path),
+            cols=80,
+            rows=24,
+            backend=backend,
+        )
+        try:
+            return proc.pid, read_to_eof(proc), wait_exit(proc)
+        finally:
+            proc.close()
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(run_one, range(40)))
+    for pid, output, status in results:
+        assert output == f"pid={pid}\r\n".encode()
+        assert status == ExitStatus(code=0, signal=None)
     assert open_fd_count() == fds
     assert "Z" not in child_states().values()

@@ -22,10 +22,10 @@ SHELL = {"command": "bash", "args": ["--norc", "--noprofile"], "env": {"PS1": "$
 
 
 async def wait_for(
-    condition: Callable[[], object], timeout: float = DEADLINE, what: str = ""
+    condition: Callable[[], object], within: float = DEADLINE, what: str = ""
 ) -> object:
-    """Poll `condition` on the loop until truthy; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
+    """Poll `condition` on the loop until truthy; fail after `within` seconds."""
+    deadline = time.monotonic() + within
     while True:
         value = condition()
         if value:
@@ -139,26 +139,26 @@ class Reader:
         return True
 
     async def until(
-        self, condition: Callable[[Reader], object], timeout: float = DEADLINE, what: str = ""
+        self, condition: Callable[[Reader], object], within: float = DEADLINE, what: str = ""
     ) -> None:
         async def loop() -> None:
             while not condition(self):
-                if not await self.step():
+                if not await self.step() and not condition(self):
                     raise AssertionError(f"attachment ended before {what or condition}")
 
         try:
-            await asyncio.wait_for(loop(), timeout)
+            await asyncio.wait_for(loop(), within)
         except TimeoutError:
             raise AssertionError(
                 f"timed out waiting for {what or condition}; got {bytes(self.output[-400:])!r} "
                 f"and {self.types()}"
             ) from None
 
-    async def until_output(self, needle: bytes, timeout: float = DEADLINE) -> None:
-        await self.until(lambda r: needle in r.output, timeout, what=repr(needle))
+    async def until_output(self, needle: bytes, within: float = DEADLINE) -> None:
+        await self.until(lambda r: needle in r.output, within, what=repr(needle))
 
-    async def until_type(self, kind: str, timeout: float = DEADLINE) -> dict[str, object]:
-        await self.until(lambda r: kind in r.types(), timeout, what=kind)
+    async def until_type(self, kind: str, within: float = DEADLINE) -> dict[str, object]:
+        await self.until(lambda r: kind in r.types(), within, what=kind)
         return self.of_type(kind)[-1]
 
     async def type_line(self, line: str) -> None:

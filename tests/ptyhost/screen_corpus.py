@@ -59,7 +59,10 @@ def state(screen: TerminalScreen) -> dict[str, object]:
         for y in range(screen.lines):
             line = buffer.get(y)
             rows.append(
-                [line[x] if line is not None else screen.default_char for x in range(screen.columns)]
+                [
+                    line[x] if line is not None else screen.default_char
+                    for x in range(screen.columns)
+                ]
             )
         return rows
 
@@ -76,6 +79,7 @@ def state(screen: TerminalScreen) -> dict[str, object]:
         "saved_main": screen.saved_main,
         "saved_alt": screen.saved_alt,
         "title": (screen.title, screen.icon_name),
+        "keypad": screen.application_keypad,
     }
 
 
@@ -147,7 +151,9 @@ class Capture:
         deadline = time.monotonic() + timeout
         while marker not in self.output[max(0, start - len(marker)) :]:
             if time.monotonic() > deadline:
-                raise AssertionError(f"{marker!r} not seen; output ends {bytes(self.output[-300:])!r}")
+                raise AssertionError(
+                    f"{marker!r} not seen; output ends {bytes(self.output[-300:])!r}"
+                )
             if not self._read(0.05):
                 raise AssertionError(f"output ended before {marker!r}")
 

@@ -8,7 +8,7 @@ import pyte
 import pytest
 
 from desktop.ptyhost.client import PtyHostClient, PtyHostError
-from tests.ptyhost.conftest import HostFactory, Reader, attach, shell, wait_for
+from tests.ptyhost.conftest import HostFactory, attach, shell, wait_for
 
 LINES = "i=0; while [ $i -lt {n} ]; do echo line$i; i=$((i+1)); done"
 
@@ -132,7 +132,7 @@ async def test_ring_wrap_replays_a_correct_checkpoint(start_host: HostFactory) -
     import base64
 
     assert checkpoint == base64.b64decode(str(snapshot["checkpoint"]))
-    assert render(checkpoint).display == snapshot["lines"]
+    assert [line.rstrip() for line in render(checkpoint).display] == snapshot["lines"]
     assert render(checkpoint).display[0].startswith("FINAL screen")
     # Live output continues right after the checkpoint.
     await reader.type_line("after")
@@ -261,7 +261,7 @@ async def test_slow_observer_is_resynchronised_never_stalls_the_controller(
     controller = await attach(host, terminal_id)
     observer = await attach(host, terminal_id, role="observer", ack=False)
     await controller.type_line("")
-    await controller.until_output(b"END\r\n", timeout=30)
+    await controller.until_output(b"END\r\n", within=30)
     assert controller.cursor == await tail_of(host, terminal_id)
     assert controller.output.count(b"\n") >= 100000
     # The observer, never acking, was sent at most a window of bytes meanwhile.
@@ -297,7 +297,7 @@ async def test_slow_controller_back_pressures_its_pty_only(start_host: HostFacto
     stalled.ack = True
     await stalled.attachment.ack(stalled.unacked)
     stalled.unacked = 0
-    await stalled.until_type("exited", timeout=60)
+    await stalled.until_type("exited", within=60)
     expected = b"\r\n" + b"".join(b"%d\r\n" % i for i in range(1, 300001)) + b"END\r\n"
     assert bytes(stalled.output) == expected
 
@@ -369,7 +369,7 @@ async def test_twenty_floods_do_not_starve_an_echoing_terminal(host: PtyHostClie
     for index in range(10):
         started = loop.time()
         await echo.attachment.send_input(f"{index}".encode())
-        await echo.until(lambda r, i=index: r.output.endswith(f"{i}".encode()), timeout=10)
+        await echo.until(lambda r, i=index: r.output.endswith(f"{i}".encode()), within=10)
         latencies.append(loop.time() - started)
     await echo.type_line("")
     tails = [await tail_of(host, str(info["id"])) for info in floods]

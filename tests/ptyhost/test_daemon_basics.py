@@ -208,3 +208,25 @@ async def test_echo_through_an_attachment(host: PtyHostClient) -> None:
     assert reader.attached["role"] == "controller"
     await reader.type_line("echo $((6*7))")
     await reader.until_output(b"42\r\n")
+
+
+async def test_delete_hangs_up_then_kills_after_two_seconds(host: PtyHostClient) -> None:
+    from desktop.ptyhost.registration import pid_alive
+    from tests.ptyhost.conftest import wait_for
+
+    stubborn = await host.create(
+        {"command": "sh", "args": ["-c", "trap '' HUP; echo armed; while :; do sleep 0.05; done"]}
+    )
+    polite = await host.create({"command": "sleep", "args": ["30"]})
+    reader = await attach(host, str(stubborn["id"]))
+    await reader.until_output(b"armed")
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    await host.delete(str(stubborn["id"]))
+    await host.delete(str(polite["id"]))
+    assert await host.list() == []
+    await wait_for(lambda: not pid_alive(int(polite["pid"])), within=1.5, what="SIGHUP")  # type: ignore[call-overload]
+    assert pid_alive(int(stubborn["pid"]))  # type: ignore[call-overload]
+    await wait_for(lambda: not pid_alive(int(stubborn["pid"])), within=5, what="SIGKILL")  # type: ignore[call-overload]
+    assert loop.time() - started >= 1.9
+    await reader.until(lambda r: r.ended, what="attachment closed")

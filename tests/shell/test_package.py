@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,7 +25,7 @@ def folder_size(path: Path) -> int:
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     out = tmp_path_factory.mktemp("package")
     started = time.monotonic()
     done = subprocess.run(
@@ -47,7 +50,8 @@ def bundle(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = out / "dist" / "Desk"
     size = folder_size(folder)
     print(f"\nbundle: built in {time.monotonic() - started:.1f}s, {size / 2**20:.0f} MiB")
-    return folder
+    yield folder
+    shutil.rmtree(out, ignore_errors=True)  # ~400 MiB: not worth keeping between runs
 
 
 def bundle_env(desk: Desk) -> dict[str, str]:
@@ -61,6 +65,9 @@ def test_bundle_layout(bundle: Path) -> None:
     internal = bundle / "_internal"
     assert (internal / "desktop" / "web_dist" / "index.html").is_file()
     assert (internal / "desktop" / "web_dist" / "sw.js").is_file()
+    web = internal / "desktop" / "web_dist"
+    named = re.findall(r"/_assets/([\w.-]+)", (web / "index.html").read_text())
+    assert named and all((web / "_assets" / name).is_file() for name in named)
     assert list((internal / "desktop" / "native").glob("_pty*.so"))
     qt = internal / "PyQt6" / "Qt6"
     assert (qt / "libexec" / "QtWebEngineProcess").is_file()
@@ -97,6 +104,7 @@ def test_bundle_opens_the_window(bundle: Path, desk: Desk, tmp_path: Path) -> No
         "QT_QPA_PLATFORM": "xcb",
         "DESK_WINDOW_PROBE": str(probe),
         "DESK_WINDOW_AUTOCLOSE": "1",
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
     }
     try:
         done = subprocess.run(

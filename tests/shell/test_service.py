@@ -8,6 +8,7 @@ import signal
 import socket
 import stat
 import subprocess
+import urllib.request
 
 from desktop.shell.process import desk_serve_pids, is_alive, is_desk_serve, wait_for_exit
 from tests.conftest import wait_until
@@ -201,10 +202,34 @@ def test_taken_port_falls_back_to_a_free_one(desk: Desk) -> None:
     assert health(str(second["url"]), str(desk.registration()["token"]))["status"] == "ok"
 
 
-def test_stop_all_reports_the_pty_host(desk: Desk) -> None:
-    pid = desk.json("service", "start")["pid"]
+def create_terminal(url: str, token: str) -> dict[str, object]:
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    request = urllib.request.Request(
+        f"{url}/api/pty",
+        data=json.dumps({"command": "/bin/sh", "title": "kept"}).encode(),
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
+        method="POST",
+    )
+    with opener.open(request, timeout=30) as response:
+        body = json.loads(response.read())
+    assert isinstance(body, dict)
+    return dict(body["data"])
+
+
+def test_stop_all_also_stops_the_pty_host(desk: Desk) -> None:
+    desk.json("service", "start")
+    registration = desk.registration()
+    create_terminal(str(registration["url"]), str(registration["token"]))
+    host = json.loads((desk.runtime_dir / "pty-host.json").read_text())
+    host_pid = host["pid"]
+    assert is_alive(host_pid)
+
+    # A plain stop leaves the PTY host (and its terminals) for the next service.
+    desk.json("service", "stop")
+    assert is_alive(host_pid)
+
     stopped = desk.json("service", "stop", "--all")
-    assert stopped["pid"] == pid
-    assert "pty_host" in stopped
-    assert not is_alive(int(str(pid)))
+    assert stopped["pid"] is None
+    assert "error" not in json.dumps(stopped.get("pty_host")), stopped
+    assert wait_for_exit(host_pid, 15.0)
     wait_until(lambda: not desk.leftovers(), timeout=10)

@@ -7,6 +7,7 @@ import { api, ApiError } from "../api.js"
 const BACKOFF_MS = [100, 300, 700, 1500, 3000, 5000]
 const ACK_BATCH_BYTES = 64 * 1024
 const ACK_DELAY_MS = 8
+const WRITE_SLICE_BYTES = 16 * 1024
 const encoder = new TextEncoder()
 
 /**
@@ -39,6 +40,9 @@ export class PtyLink {
     this.queue = [] // input typed while no controller connection was open
     this.everAttached = false
     this.wantTakeover = false
+    // True until the sink has parsed the replay: reports the terminal emulator generates for
+    // queries found in old output (cursor position, device attributes) must not reach the PTY.
+    this.replayParsing = false
   }
 
   get connected() {
@@ -194,7 +198,7 @@ export class PtyLink {
       case "replay_complete":
         conn.replaying = false
         if (Number.isInteger(message.end)) this.cursor = message.end
-        this.#markProcessed()
+        this.#markProcessed(conn)
         this.phase = "live"
         this.handlers.changed()
         break
@@ -256,6 +260,7 @@ export class PtyLink {
       this.cursor = conn.requested
     }
     this.phase = "replaying"
+    this.replayParsing = true
     this.#flushQueue(message)
     this.handlers.changed()
   }
@@ -276,18 +281,23 @@ export class PtyLink {
 
   #onBytes(conn, bytes) {
     if (!conn.attached) return
-    let end = null
-    if (!(conn.replaying && conn.truncated) && this.cursor !== null) {
-      this.cursor += bytes.length
-      end = this.cursor
-    }
+    const counted = !(conn.replaying && conn.truncated) && this.cursor !== null
     const epoch = this.epoch
-    const live = !conn.replaying
-    this.sink.write(bytes, () => {
-      if (end !== null) this.processed = { epoch, cursor: end }
-      this.#ack(conn, bytes.length)
-    })
-    if (live) this.handlers.liveOutput(bytes.length)
+    // xterm.js yields to the event loop only between writes: feed a big frame in slices so
+    // one flooding terminal never blocks input and painting of the others for long.
+    for (let start = 0; start < bytes.length; start += WRITE_SLICE_BYTES) {
+      const piece = bytes.subarray(start, Math.min(start + WRITE_SLICE_BYTES, bytes.length))
+      let end = null
+      if (counted) {
+        this.cursor += piece.length
+        end = this.cursor
+      }
+      this.sink.write(piece, () => {
+        if (end !== null) this.processed = { epoch, cursor: end }
+        this.#ack(conn, piece.length)
+      })
+    }
+    if (!conn.replaying) this.handlers.liveOutput(bytes.length)
   }
 
   #reset() {
@@ -296,12 +306,12 @@ export class PtyLink {
     })
   }
 
-  #markProcessed() {
+  #markProcessed(conn) {
     const epoch = this.epoch
     const end = this.cursor
-    if (end === null) return
     this.sink.write(new Uint8Array(0), () => {
-      this.processed = { epoch, cursor: end }
+      if (end !== null) this.processed = { epoch, cursor: end }
+      if (this.conn === conn) this.replayParsing = false
     })
   }
 

@@ -5,7 +5,7 @@
 import { api } from "../api.js"
 import { currentTheme, onThemeChange } from "../theme.js"
 import { shortcutFor } from "./shortcuts.js"
-import { forget, loadActive, saveActive } from "./storage.js"
+import { forget, loadActive, loadKnownTerminals, saveActive, saveKnownTerminals } from "./storage.js"
 import { TerminalTab } from "./tab.js"
 
 const ORDER_KEY = "terminal-order"
@@ -69,7 +69,9 @@ export class TerminalManager {
         api("GET", "/api/pty"),
         this.loaded ? Promise.resolve(null) : api("GET", `/api/ui/prefs/${ORDER_KEY}`).catch(() => null),
       ])
-    } catch {
+    } catch (error) {
+      // Service down before anything loaded: show the tabs we knew, reconnecting.
+      if (error.status === 0 && !this.loaded && !this.tabs.size) this.#restoreKnown()
       return // offline or signed out: server.connected triggers another sync
     }
     if (!Array.isArray(list)) return
@@ -96,6 +98,14 @@ export class TerminalManager {
     this.loaded = true
     this.#renderStrip()
     if (!this.activeId || !this.tabs.has(this.activeId)) this.activate(first?.id ?? null)
+  }
+
+  #restoreKnown() {
+    const known = loadKnownTerminals()
+    for (const info of known) this.#add(info, { quiet: true })
+    const wanted = this.tabs.has(loadActive()) ? loadActive() : known[0]?.id
+    if (wanted) this.activate(wanted)
+    this.#renderStrip()
   }
 
   #applyOrder(saved) {
@@ -263,6 +273,7 @@ export class TerminalManager {
       tab.tabEl.tabIndex = active ? 0 : -1
     }
     this.el.empty.hidden = this.tabs.size > 0 || !this.loaded
+    if (this.loaded) saveKnownTerminals(this.order.map((id) => this.tabs.get(id)?.info).filter(Boolean))
   }
 
   #renderBars() {
@@ -482,11 +493,18 @@ export class TerminalManager {
 
   #confirm(message) {
     const dialog = this.el.confirm
+    if (dialog.open) return Promise.resolve(false) // one question at a time
     dialog.querySelector("#confirm-message").textContent = message
     return new Promise((resolve) => {
-      dialog.addEventListener("close", () => resolve(dialog.returnValue === "confirm"), { once: true })
+      const onClose = () => {
+        // A close event queued by an earlier opening can arrive after this one began.
+        if (dialog.open) return
+        dialog.removeEventListener("close", onClose)
+        resolve(dialog.returnValue === "confirm")
+      }
       dialog.returnValue = ""
       dialog.showModal()
+      dialog.addEventListener("close", onClose)
       dialog.querySelector("#confirm-accept").focus()
     })
   }

@@ -68,6 +68,24 @@ export function forget(ptyId) {
   set(CURSOR + ptyId, null)
 }
 
+const KNOWN = "desk.known-terminals"
+const KNOWN_FIELDS = ["id", "title", "command", "args", "cwd", "group", "status", "exit_code", "size", "epoch", "created"]
+
+/** The tab list as last seen, so a reload while the service is down still shows the tabs. */
+export function saveKnownTerminals(infos) {
+  const slim = infos.map((info) => Object.fromEntries(KNOWN_FIELDS.map((key) => [key, info[key] ?? null])))
+  set(KNOWN, JSON.stringify(slim))
+}
+
+export function loadKnownTerminals() {
+  try {
+    const value = JSON.parse(get(KNOWN) ?? "[]")
+    return Array.isArray(value) ? value.filter((info) => info && typeof info.id === "string") : []
+  } catch {
+    return []
+  }
+}
+
 export function loadActive() {
   return get(ACTIVE)
 }

@@ -7,6 +7,9 @@ import { attachRenderer, createTerminal, xtermTheme } from "./xterm.js"
 import { attachmentIdFor, saveCursor } from "./storage.js"
 
 const EMPTY = new Uint8Array(0)
+const RESIZE_QUIET_MS = 500
+// Answers xterm.js gives to queries (DA, DSR/CPR, window reports, OSC colour queries, DCS).
+const TERMINAL_REPORT = /^\x1b(\[[?>=]?[\d;]*[cnRty]|\[\??[\d;]*\$y|\][^\x07\x1b]*(\x07|\x1b\\)|P[\s\S]*\x1b\\)$/
 
 function basename(path) {
   if (!path) return ""
@@ -28,6 +31,7 @@ export class TerminalTab {
     this.opened = false
     this.renderer = null
     this.disposed = false
+    this.resizedAt = -Infinity
 
     const size = host.size() ?? info.size ?? { cols: 80, rows: 24 }
     const { term, fit, search } = createTerminal({ cols: size.cols, rows: size.rows, theme: host.theme() })
@@ -56,6 +60,11 @@ export class TerminalTab {
         liveOutput: () => this.#onLiveOutput(),
       },
     })
+
+    if (info.status === "exited") {
+      this.link.exited = true
+      this.link.exitCode = info.exit_code ?? null
+    }
 
     term.onData((data) => this.#input(data))
     term.onBinary((data) => this.#input(Uint8Array.from(data, (c) => c.charCodeAt(0) & 0xff)))
@@ -146,6 +155,7 @@ export class TerminalTab {
     const text = fg ? `${this.title} · ${fg}` : this.title
     if (this.titleEl.textContent !== text) this.titleEl.textContent = text
     this.tabEl.title = `${text} (${label})`
+    this.tabEl.setAttribute("aria-label", `${text}, ${label}`)
     this.closeButton.setAttribute("aria-label", `Close ${this.title}`)
     this.closeButton.title = "Close terminal (Ctrl+Shift+W)"
     this.paneEl.setAttribute("aria-label", text)
@@ -186,7 +196,10 @@ export class TerminalTab {
     if (this.term.cols !== size.cols || this.term.rows !== size.rows) this.term.resize(size.cols, size.rows)
     const current = this.info.size
     if (!current || current.cols !== size.cols || current.rows !== size.rows) {
-      if (this.link.resize(size.cols, size.rows)) this.info = { ...this.info, size: { ...size } }
+      if (this.link.resize(size.cols, size.rows)) {
+        this.info = { ...this.info, size: { ...size } }
+        this.resizedAt = performance.now()
+      }
     }
   }
 
@@ -194,10 +207,17 @@ export class TerminalTab {
     this.term.options.theme = xtermTheme(theme)
   }
 
+  /** The buffer's text, one entry per logical line (soft-wrapped rows joined). */
   bufferText() {
     const buffer = this.term.buffer.active
     const lines = []
-    for (let i = 0; i < buffer.length; i++) lines.push(buffer.getLine(i)?.translateToString(true) ?? "")
+    for (let i = 0; i < buffer.length; i++) {
+      const line = buffer.getLine(i)
+      const next = buffer.getLine(i + 1)
+      const text = line?.translateToString(!next?.isWrapped) ?? ""
+      if (line?.isWrapped && lines.length) lines[lines.length - 1] += text
+      else lines.push(text)
+    }
     while (lines.length && lines[lines.length - 1] === "") lines.pop()
     return lines.join("\n")
   }
@@ -211,6 +231,7 @@ export class TerminalTab {
   }
 
   #input(data) {
+    if (this.link.replayParsing && typeof data === "string" && TERMINAL_REPORT.test(data)) return
     const result = this.link.input(data)
     if (result === "view-only") this.host.notice(this, "View only: take control to type in this terminal.")
     else if (result === "queued") this.host.notice(this, "Disconnected: your input is queued until the terminal reconnects.")
@@ -231,6 +252,8 @@ export class TerminalTab {
   #onLiveOutput() {
     saveCursor(this.id, this.link.epoch, this.link.cursor)
     if (this.activity || this.host.isActive(this)) return
+    // A shell redraws its prompt after a resize: that is not news for the user.
+    if (performance.now() - this.resizedAt < RESIZE_QUIET_MS) return
     this.activity = true
     this.render()
     this.host.changed(this)

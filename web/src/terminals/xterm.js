@@ -51,6 +51,16 @@ export function createTerminal({ cols, rows, theme }) {
   return { term, fit, search }
 }
 
+function preferredRenderer() {
+  try {
+    const choice = localStorage.getItem("desk.renderer")
+    if (choice === "webgl" || choice === "canvas" || choice === "dom") return choice
+  } catch {
+    // storage disabled: automatic choice
+  }
+  return "auto"
+}
+
 /** After term.open(): links, then WebGL, falling back to the canvas renderer. */
 export function attachRenderer(term) {
   term.loadAddon(
@@ -60,6 +70,7 @@ export function attachRenderer(term) {
     }),
   )
   const state = { name: "dom" }
+  const choice = preferredRenderer()
   const useCanvas = () => {
     try {
       term.loadAddon(new CanvasAddon())
@@ -67,6 +78,11 @@ export function attachRenderer(term) {
     } catch {
       state.name = "dom"
     }
+  }
+  if (choice === "dom") return state
+  if (choice === "canvas") {
+    useCanvas()
+    return state
   }
   try {
     const webgl = new WebglAddon()

@@ -1,0 +1,92 @@
+"""Terminals outlive the service: kill -9 it, start another, reconnect with the cursor."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+from typing import Any
+
+import aiohttp
+
+from desktop.config import Settings
+from desktop.ptyhost.registration import read_registration
+from tests.ptyhost.conftest import stop_host
+from tests.server.conftest_terminals import WsReader
+
+SCRIPT = (
+    "read go; i=0; while [ $i -lt 300 ]; do echo tick$i; i=$((i+1)); sleep 0.01; done; "
+    "echo FINISHED; exec cat"
+)
+
+
+async def start_service() -> tuple[asyncio.subprocess.Process, dict[str, Any]]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "desktop", "serve", "--port", "0",
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=dict(os.environ),
+    )  # fmt: skip
+    assert process.stdout is not None
+    line = await asyncio.wait_for(process.stdout.readline(), 30)
+    assert line, "desk serve printed nothing"
+    return process, json.loads(line)
+
+
+async def kill(process: asyncio.subprocess.Process) -> None:
+    if process.returncode is None:
+        process.send_signal(signal.SIGKILL)
+    await process.wait()
+
+
+async def test_reconnect_after_service_kill_9_replays_missed_output(settings: Settings) -> None:
+    first, ready = await start_service()
+    second: asyncio.subprocess.Process | None = None
+    try:
+        headers = {"Authorization": f"Bearer {ready['token']}"}
+        async with aiohttp.ClientSession(headers=headers) as session:
+            created = await session.post(
+                f"{ready['url']}/api/pty", json={"command": "sh", "args": ["-c", SCRIPT]}
+            )
+            assert created.status == 201
+            info = (await created.json())["data"]
+            ws_url = f"{ready['url']}/api/pty/{info['id']}/connect".replace("http", "ws", 1)
+            socket = await session.ws_connect(ws_url, params={"cursor": "0"})
+            reader = WsReader(socket)
+            await reader.settle_replay()
+            await socket.send_bytes(b"\r")
+            await reader.until_output(b"tick20\r\n")
+            cursor = reader.cursor
+            seen = bytes(reader.output)
+            host_pid = read_registration(settings).pid  # type: ignore[union-attr]
+
+            await kill(first)  # kill -9: no cleanup at all
+            second, ready2 = await start_service()
+            url2 = str(ready2["url"])
+            again = await session.get(f"{url2}/api/pty/{info['id']}")
+            assert again.status == 200
+            info2 = (await again.json())["data"]
+            assert info2["pid"] == info["pid"] and info2["epoch"] == info["epoch"]
+            assert read_registration(settings).pid == host_pid  # type: ignore[union-attr]
+
+            ws_url2 = f"{url2}/api/pty/{info['id']}/connect".replace("http", "ws", 1)
+            resumed = WsReader(
+                await session.ws_connect(
+                    ws_url2, params={"cursor": str(cursor), "epoch": info["epoch"]}
+                )
+            )
+            await resumed.settle_replay()
+            assert resumed.attached["replay"]["truncated"] is False
+            await resumed.until_output(b"FINISHED\r\n", within=30)
+            whole = WsReader(
+                await session.ws_connect(ws_url2, params={"cursor": "0", "role": "observer"})
+            )
+            await whole.until_output(b"FINISHED\r\n")
+            assert seen + bytes(resumed.output) == bytes(whole.output)
+            assert bytes(whole.output).count(b"tick299\r\n") == 1
+    finally:
+        await kill(first)
+        if second is not None:
+            await kill(second)
+        await stop_host(settings)
