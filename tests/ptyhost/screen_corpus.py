@@ -150,12 +150,11 @@ class Capture:
         start = len(self.output)
         deadline = time.monotonic() + timeout
         while marker not in self.output[max(0, start - len(marker)) :]:
-            if time.monotonic() > deadline:
-                raise AssertionError(
-                    f"{marker!r} not seen; output ends {bytes(self.output[-300:])!r}"
-                )
-            if not self._read(0.05):
-                raise AssertionError(f"output ended before {marker!r}")
+            ended = not self._read(0.05)
+            if ended or time.monotonic() > deadline:
+                self.kill()
+                tail = bytes(self.output[-300:])
+                raise AssertionError(f"{marker!r} not seen (ended: {ended}); output ends {tail!r}")
 
     def send(self, data: bytes) -> None:
         os.write(self.master, data)
@@ -166,11 +165,18 @@ class Capture:
         deadline = time.monotonic() + timeout
         while self._read(0.05):
             if time.monotonic() > deadline:
-                os.killpg(self.process.pid, signal.SIGKILL)
+                self.kill()
                 raise AssertionError("program did not finish")
         self.process.wait(timeout=5)
         os.close(self.master)
         return bytes(self.output)
+
+    def kill(self) -> None:
+        """Stop the program (and its process group) after a failure."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=5)
+        os.close(self.master)
 
 
 def run(argv: Sequence[str], cols: int = 80, rows: int = 24, cwd: Path | None = None) -> bytes:

@@ -16,17 +16,16 @@ const encoder = new TextEncoder()
  * handlers: { changed(), event(message), gone(), notice(text), liveOutput(byteCount) }
  */
 export class PtyLink {
-  constructor({ id, attachmentId, resume, sink, handlers }) {
+  constructor({ id, attachmentId, sink, handlers }) {
     this.id = id
     this.attachmentId = attachmentId
     this.sink = sink
     this.handlers = handlers
     // Where the sink's content ends in the terminal's byte stream: (epoch, cursor).
-    // cursor null = unknown (e.g. inside a checkpoint): the next attach replaces the screen.
-    this.epoch = resume?.epoch ?? null
-    this.cursor = resume ? resume.cursor : null
-    // The same, counting only bytes the sink has finished parsing (what a reload can resume from).
-    this.processed = resume ? { epoch: resume.epoch, cursor: resume.cursor } : null
+    // cursor null = unknown (a fresh sink, or inside a checkpoint): the next attach replaces
+    // the screen with a full replay or a checkpoint.
+    this.epoch = null
+    this.cursor = null
     this.phase = "idle" // idle | connecting | replaying | live | waiting | closed
     this.role = null
     this.controllerId = null
@@ -40,6 +39,7 @@ export class PtyLink {
     this.queue = [] // input typed while no controller connection was open
     this.everAttached = false
     this.wantTakeover = false
+    this.connectAttempt = 0
     // True until the sink has parsed the replay: reports the terminal emulator generates for
     // queries found in old output (cursor position, device attributes) must not reach the PTY.
     this.replayParsing = false
@@ -100,6 +100,8 @@ export class PtyLink {
 
   async #connect() {
     if (this.phase === "closed") return
+    // Only the latest attempt may open a socket (takeControl can start one mid-connect).
+    const attempt = ++this.connectAttempt
     this.phase = "connecting"
     this.handlers.changed()
     let ticket
@@ -110,7 +112,7 @@ export class PtyLink {
       ticket = data?.ticket
       if (!ticket) throw new ApiError(500, "ticket.missing", "No ticket in the response")
     } catch (error) {
-      if (this.phase === "closed") return
+      if (this.phase === "closed" || attempt !== this.connectAttempt) return
       if (error instanceof ApiError && error.status === 404) {
         this.close()
         this.handlers.gone()
@@ -119,7 +121,7 @@ export class PtyLink {
       this.#scheduleRetry()
       return
     }
-    if (this.phase !== "connecting") return
+    if (this.phase !== "connecting" || attempt !== this.connectAttempt) return
     const requested = this.cursor ?? 0
     const takeover = this.wantTakeover
     const url = new URL(`/api/pty/${encodeURIComponent(this.id)}/connect`, location.href)
@@ -198,7 +200,7 @@ export class PtyLink {
       case "replay_complete":
         conn.replaying = false
         if (Number.isInteger(message.end)) this.cursor = message.end
-        this.#markProcessed(conn)
+        this.#afterReplayParsed(conn)
         this.phase = "live"
         this.handlers.changed()
         break
@@ -282,35 +284,22 @@ export class PtyLink {
   #onBytes(conn, bytes) {
     if (!conn.attached) return
     const counted = !(conn.replaying && conn.truncated) && this.cursor !== null
-    const epoch = this.epoch
     // xterm.js yields to the event loop only between writes: feed a big frame in slices so
     // one flooding terminal never blocks input and painting of the others for long.
     for (let start = 0; start < bytes.length; start += WRITE_SLICE_BYTES) {
       const piece = bytes.subarray(start, Math.min(start + WRITE_SLICE_BYTES, bytes.length))
-      let end = null
-      if (counted) {
-        this.cursor += piece.length
-        end = this.cursor
-      }
-      this.sink.write(piece, () => {
-        if (end !== null) this.processed = { epoch, cursor: end }
-        this.#ack(conn, piece.length)
-      })
+      if (counted) this.cursor += piece.length
+      this.sink.write(piece, () => this.#ack(conn, piece.length))
     }
     if (!conn.replaying) this.handlers.liveOutput(bytes.length)
   }
 
   #reset() {
-    this.sink.reset(() => {
-      this.processed = null
-    })
+    this.sink.reset(() => {})
   }
 
-  #markProcessed(conn) {
-    const epoch = this.epoch
-    const end = this.cursor
+  #afterReplayParsed(conn) {
     this.sink.write(new Uint8Array(0), () => {
-      if (end !== null) this.processed = { epoch, cursor: end }
       if (this.conn === conn) this.replayParsing = false
     })
   }

@@ -102,7 +102,13 @@ export class TerminalManager {
 
   #restoreKnown() {
     const known = loadKnownTerminals()
-    for (const info of known) this.#add(info, { quiet: true })
+    for (const info of known) {
+      const tab = this.#add(info, { quiet: true })
+      if (tab) {
+        tab.restored = true // it was attached before this reload
+        tab.render()
+      }
+    }
     const wanted = this.tabs.has(loadActive()) ? loadActive() : known[0]?.id
     if (wanted) this.activate(wanted)
     this.#renderStrip()

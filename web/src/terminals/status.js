@@ -43,7 +43,7 @@ export function statusLabel(status, tab) {
         ? "Exited with an error"
         : `Exited with code ${tab.link.exitCode}`
     case "reconnecting":
-      return tab.link.everAttached ? "Reconnecting" : "Connecting"
+      return tab.link.everAttached || tab.restored ? "Reconnecting" : "Connecting"
     case "view-only":
       return "View only"
     default:

@@ -4,7 +4,7 @@
 import { PtyLink } from "./link.js"
 import { renderStatusIcon, statusLabel, statusOf } from "./status.js"
 import { attachRenderer, createTerminal, xtermTheme } from "./xterm.js"
-import { attachmentIdFor, saveCursor } from "./storage.js"
+import { attachmentIdFor, loadCursor, saveCursor } from "./storage.js"
 
 const EMPTY = new Uint8Array(0)
 const RESIZE_QUIET_MS = 500
@@ -32,6 +32,8 @@ export class TerminalTab {
     this.renderer = null
     this.disposed = false
     this.resizedAt = -Infinity
+    // Where this browser tab had got to before a reload: output past it is news.
+    this.seen = loadCursor(info.id)
 
     const size = host.size() ?? info.size ?? { cols: 80, rows: 24 }
     const { term, fit, search } = createTerminal({ cols: size.cols, rows: size.rows, theme: host.theme() })
@@ -43,7 +45,6 @@ export class TerminalTab {
     this.link = new PtyLink({
       id: this.id,
       attachmentId: attachmentIdFor(this.id),
-      resume: null, // a fresh xterm holds nothing: the first attach replays the whole screen
       sink: {
         write: (bytes, done) => term.write(bytes, done),
         reset: (done) =>
@@ -265,6 +266,13 @@ export class TerminalTab {
 
   #linkChanged() {
     const link = this.link
+    if (this.seen && link.phase === "live") {
+      const seen = this.seen
+      this.seen = null
+      const newer = seen.epoch !== link.epoch || (link.cursor !== null && link.cursor > seen.cursor)
+      if (newer && !this.host.isActive(this)) this.activity = true
+    }
+    if (link.phase === "live" && link.cursor !== null) saveCursor(this.id, link.epoch, link.cursor)
     if (link.info) {
       this.info = { ...this.info, ...link.info }
       link.info = null
