@@ -45,9 +45,17 @@ CHROMIUM_ARGS = [
 SHELL = {"command": "bash", "args": ["--norc", "--noprofile"], "env": {"PS1": "$ "}}
 
 
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
 class Service:
     def __init__(self) -> None:
-        self.base = Path(tempfile.mkdtemp(prefix="desk-bench-", dir="/tmp"))
+        self.base = Path(tempfile.mkdtemp(prefix="desk-uibench-", dir="/tmp"))
         env = dict(os.environ, DESK_RUNTIME_DIR=str(self.base / "run"))
         self.process = subprocess.Popen(
             [
@@ -87,8 +95,14 @@ class Service:
         self.process.send_signal(signal.SIGTERM)
         self.process.wait(10)
         if isinstance(host_pid, int):
+            # The PTY host outlives the service by design: end it (and its shells) too.
             with contextlib.suppress(ProcessLookupError):
                 os.kill(host_pid, signal.SIGTERM)
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline and pid_alive(host_pid):
+                time.sleep(0.05)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(host_pid, signal.SIGKILL)
         shutil.rmtree(self.base, ignore_errors=True)
 
 

@@ -72,6 +72,7 @@ class Service:
         env = dict(os.environ)
         env["DESK_RUNTIME_DIR"] = str(self.runtime_dir)
         env["DESK_DATA_DIR"] = str(self.data_dir)
+        env["DESK_WEB_DIST"] = str(DIST)  # the real build, whatever the caller's environment
         return env
 
     def start(self) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import wait_until
 from tests.desktop.conftest import start_xvfb, stop_xvfb
 from tests.shell.conftest import PROJECT, Desk
 
@@ -122,4 +123,4 @@ def test_bundle_opens_the_window(bundle: Path, desk: Desk, tmp_path: Path) -> No
     report = json.loads(probe.read_text())
     assert report["errors"] == [], report
     assert report["connected"] is True
-    assert desk.leftovers() == []
+    wait_until(lambda: not desk.leftovers(), timeout=15)
