@@ -79,7 +79,7 @@ class WebUI:
         if key in ("", "index.html") and "token" in request.query:
             return login_redirect(request, self.token)
         if key.startswith("_assets/"):
-            path = self.files.get(key)
+            path = self.files.get(key) or await self._find_new_asset(key)
             if path is None:
                 return _not_found()
             return self._file(path, key, IMMUTABLE)
@@ -93,6 +93,20 @@ class WebUI:
             # Root files of the build: manifest, icons, registerSW... (public, revalidated).
             return self._file(path, key, "no-cache")
         return self._index()
+
+    async def _find_new_asset(self, key: str) -> Path | None:
+        """An asset of a build made after start-up (`make run` beside a running service)."""
+
+        def look() -> Path | None:
+            candidate = (self.dist / key).resolve()
+            if candidate.is_relative_to(self.dist.resolve()) and candidate.is_file():
+                return candidate
+            return None
+
+        path = await asyncio.to_thread(look)
+        if path is not None:
+            self.files[key] = path
+        return path
 
     def _index(self) -> web.StreamResponse:
         path = self.files.get("index.html")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import pytest
 from aiohttp.test_utils import TestClient
@@ -129,3 +130,11 @@ async def test_random_paths_never_escape_or_fail(client: TestClient) -> None:
         assert b"outside the build" not in answer, raw
         status = answer[9:12]
         assert status in (b"200", b"404", b"400"), (raw, answer[:60])
+
+
+async def test_asset_of_a_later_build_is_served(client: TestClient, web_dist: Path) -> None:
+    (web_dist / "_assets" / "app-new999.js").write_text("console.log('rebuilt')")
+    response = await client.get("/_assets/app-new999.js")
+    assert response.status == 200
+    assert await response.text() == "console.log('rebuilt')"
+    assert response.headers["Cache-Control"] == IMMUTABLE
