@@ -122,7 +122,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         return run_serve(settings, args.host, args.port)
     if args.command == "service":
-        return _service(args, settings)
+        from desktop.shell.service import ServiceError
+
+        try:
+            return _service(args, settings)
+        except ServiceError as exc:
+            print(f"desk: {exc}", file=sys.stderr)
+            return 1
     if args.command == "pty-host":
         from desktop.ptyhost.daemon import run
 
@@ -131,4 +137,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from desktop.selftest import run_self_test
 
         return run_self_test()
-    return _run_app(settings)
+    from desktop.shell.service import ServiceError
+
+    try:
+        return _run_app(settings)
+    except ServiceError as exc:
+        print(f"desk: {exc}", file=sys.stderr)
+        return 1

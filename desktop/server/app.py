@@ -49,5 +49,5 @@ def create_app(settings: Settings, *, token: str) -> web.Application:
     setup_terminals(app)
     # Registered last so every real route wins; /api/ never falls through to the UI.
     app.router.add_route("*", "/api/{tail:.*}", api_not_found)
-    app.router.add_route("GET", "/{tail:.*}", ui.handle)
+    app.router.add_get("/{tail:.*}", ui.handle)  # HEAD too
     return app

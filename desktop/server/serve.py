@@ -27,13 +27,14 @@ class AccessLogger(AbstractAccessLogger):
     """Logs method, path and status, never the query string (it may carry the token)."""
 
     def log(self, request: web.BaseRequest, response: web.StreamResponse, time: float) -> None:
-        self.logger.info(
+        self.logger.debug(
             "%s %s %s %.1fms", request.method, request.path, response.status, time * 1000
         )
 
     @property
     def enabled(self) -> bool:
-        return self.logger.isEnabledFor(logging.INFO)
+        # Per-request lines only with `desk -v`: they cost throughput and fill service.log.
+        return self.logger.isEnabledFor(logging.DEBUG)
 
 
 async def serve(settings: Settings, host: str, port: int) -> int:

@@ -1,14 +1,19 @@
 """Serves the built web UI (web/dist) exactly as API.md "Web UI serving" says.
 
-Only files found in the build at start-up can be served: requests are looked up in that
-index, never joined onto a filesystem path, so no traversal can reach outside the build.
+Only files found in the build can be served: requests are looked up in an index of the
+build, never joined onto a filesystem path, so no traversal can reach outside it. The build
+is small (under a few MiB), so it is held in memory with its precompressed `.br`/`.gz`
+siblings: a hit is a dict lookup and one write, with no file I/O or executor hop
+(FileResponse did both on every request, at about a tenth of the throughput).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import mimetypes
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -23,7 +28,9 @@ CSP = (
     "worker-src 'self'; manifest-src 'self'; base-uri 'none'; frame-ancestors 'none'; "
     "form-action 'self'"
 )
-_COMPRESSED_SUFFIXES = (".br", ".gz")
+# Preferred first: brotli is smaller than gzip for the same file.
+_ENCODINGS = (("br", ".br"), ("gzip", ".gz"))
+_COMPRESSED_SUFFIXES = frozenset(suffix for _, suffix in _ENCODINGS)
 _CONTENT_TYPES = {
     ".js": "text/javascript",
     ".mjs": "text/javascript",
@@ -41,35 +48,68 @@ _CONTENT_TYPES = {
     ".map": "application/json",
     ".txt": "text/plain",
 }
+_TEXT_TYPES = ("text/", "application/json", "application/manifest+json", "image/svg+xml")
 
 
 def content_type(name: str) -> str:
     suffix = os.path.splitext(name)[1].lower()
-    return _CONTENT_TYPES.get(suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"
+    kind = _CONTENT_TYPES.get(suffix) or mimetypes.guess_type(name)[0] or "application/octet-stream"
+    return f"{kind}; charset=utf-8" if kind.startswith(_TEXT_TYPES) else kind
 
 
-def index_build(dist: Path) -> dict[str, Path]:
+@dataclass(frozen=True)
+class BuiltFile:
+    body: bytes
+    content_type: str
+    etag: str
+    encoded: dict[str, bytes] = field(default_factory=dict)  # "br"/"gzip" -> body
+
+
+def load_file(path: Path, name: str) -> BuiltFile:
+    body = path.read_bytes()
+    encoded = {}
+    for encoding, suffix in _ENCODINGS:
+        sibling = path.with_name(path.name + suffix)
+        if sibling.is_file():
+            encoded[encoding] = sibling.read_bytes()
+    etag = '"' + hashlib.blake2b(body, digest_size=12).hexdigest() + '"'
+    return BuiltFile(body, content_type(name), etag, encoded)
+
+
+def load_build(dist: Path) -> dict[str, BuiltFile]:
     """Relative POSIX path -> file, for every servable file of the build."""
-    files: dict[str, Path] = {}
+    files: dict[str, BuiltFile] = {}
     if not dist.is_dir():
         return files
     for path in dist.rglob("*"):
-        # Precompressed siblings are found by FileResponse itself; they are not URLs.
-        is_sibling = path.suffix in _COMPRESSED_SUFFIXES and path.with_suffix("").is_file()
-        if not path.is_file() or is_sibling:
+        # Precompressed siblings are alternative bodies of their file, not URLs of their own.
+        if not path.is_file() or (
+            path.suffix in _COMPRESSED_SUFFIXES and path.with_suffix("").is_file()
+        ):
             continue
-        files[path.relative_to(dist).as_posix()] = path
+        name = path.relative_to(dist).as_posix()
+        files[name] = load_file(path, name)
     return files
+
+
+def accepted_encodings(request: web.Request) -> set[str]:
+    accepted = set()
+    for item in request.headers.get("Accept-Encoding", "").split(","):
+        token, _, params = item.strip().partition(";")
+        if params.replace(" ", "") in ("q=0", "q=0.0", "q=0.00", "q=0.000"):
+            continue
+        accepted.add(token.strip().lower())
+    return accepted
 
 
 class WebUI:
     def __init__(self, dist: Path, token: str) -> None:
         self.dist = dist
         self.token = token
-        self.files: dict[str, Path] = {}
+        self.files: dict[str, BuiltFile] = {}
 
     async def load(self) -> None:
-        self.files = await asyncio.to_thread(index_build, self.dist)
+        self.files = await asyncio.to_thread(load_build, self.dist)
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         raw = unquote(request.raw_path.split("?", 1)[0])
@@ -79,59 +119,65 @@ class WebUI:
         if key in ("", "index.html") and "token" in request.query:
             return login_redirect(request, self.token)
         if key.startswith("_assets/"):
-            path = self.files.get(key) or await self._find_new_asset(key)
-            if path is None:
+            built = self.files.get(key) or await self._load_new_asset(key)
+            if built is None:
                 return _not_found()
-            return self._file(path, key, IMMUTABLE)
+            return _respond(request, built, IMMUTABLE)
+        built = self.files.get(key)
         if key == "sw.js":
-            path = self.files.get(key)
-            if path is None:
-                return _not_found()
-            return self._file(path, key, "no-cache")
-        path = self.files.get(key)
-        if path is not None and key != "index.html" and "/" not in key:
-            # Root files of the build: manifest, icons, registerSW... (public, revalidated).
-            return self._file(path, key, "no-cache")
-        return self._index()
+            return _not_found() if built is None else _respond(request, built, "no-cache")
+        if built is not None and key != "index.html" and "/" not in key:
+            # Root files of the build: manifest, icons (public, revalidated).
+            return _respond(request, built, "no-cache")
+        return self._index(request)
 
-    async def _find_new_asset(self, key: str) -> Path | None:
+    async def _load_new_asset(self, key: str) -> BuiltFile | None:
         """An asset of a build made after start-up (`make run` beside a running service)."""
 
-        def look() -> Path | None:
+        def look() -> BuiltFile | None:
             candidate = (self.dist / key).resolve()
             if candidate.is_relative_to(self.dist.resolve()) and candidate.is_file():
-                return candidate
+                return load_file(candidate, key)
             return None
 
-        path = await asyncio.to_thread(look)
-        if path is not None:
-            self.files[key] = path
-        return path
+        built = await asyncio.to_thread(look)
+        if built is not None:
+            self.files[key] = built
+        return built
 
-    def _index(self) -> web.StreamResponse:
-        path = self.files.get("index.html")
-        if path is None:
+    def _index(self, request: web.Request) -> web.StreamResponse:
+        built = self.files.get("index.html")
+        if built is None:
             return web.Response(
                 status=503,
                 text="The web UI is not built: run `make run` (it builds web/dist).",
                 headers={"Cache-Control": "no-store"},
             )
-        response = self._file(path, "index.html", "no-cache")
+        response = _respond(request, built, "no-cache")
         response.headers["Content-Security-Policy"] = CSP
-        response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Referrer-Policy"] = "no-referrer"
         return response
 
-    @staticmethod
-    def _file(path: Path, name: str, cache_control: str) -> web.FileResponse:
-        return web.FileResponse(
-            path,
-            headers={
-                "Cache-Control": cache_control,
-                "Content-Type": content_type(name),
-                "X-Content-Type-Options": "nosniff",
-            },
-        )
+
+def _respond(request: web.Request, built: BuiltFile, cache_control: str) -> web.Response:
+    headers = {
+        "Cache-Control": cache_control,
+        "Content-Type": built.content_type,
+        "ETag": built.etag,
+        "X-Content-Type-Options": "nosniff",
+    }
+    if built.encoded:
+        headers["Vary"] = "Accept-Encoding"
+    if built.etag in request.headers.get("If-None-Match", ""):
+        return web.Response(status=304, headers=headers)
+    body = built.body
+    accepted = accepted_encodings(request) if built.encoded else set()
+    for encoding, _ in _ENCODINGS:
+        if encoding in accepted and encoding in built.encoded:
+            body = built.encoded[encoding]
+            headers["Content-Encoding"] = encoding
+            break
+    return web.Response(body=body, headers=headers)
 
 
 def _not_found() -> web.Response:

@@ -138,3 +138,25 @@ async def test_asset_of_a_later_build_is_served(client: TestClient, web_dist: Pa
     assert response.status == 200
     assert await response.text() == "console.log('rebuilt')"
     assert response.headers["Cache-Control"] == IMMUTABLE
+
+
+async def test_revalidation_and_head(client: TestClient) -> None:
+    first = await client.get("/")
+    etag = first.headers["ETag"]
+    again = await client.get("/workspace/x", headers={"If-None-Match": etag})
+    assert again.status == 304
+    assert again.headers["Cache-Control"] == "no-cache"
+    head = await client.head("/_assets/app-3f2a1b.js", headers={"Accept-Encoding": "identity"})
+    assert head.status == 200
+    assert head.headers["Content-Length"] == str(len("console.log('embedded')"))
+    assert await head.read() == b""
+
+
+async def test_brotli_refused_with_q0_falls_back(client: TestClient) -> None:
+    response = await client.get(
+        "/_assets/app-3f2a1b.js",
+        headers={"Accept-Encoding": "br;q=0, gzip;q=0"},
+        auto_decompress=False,
+    )
+    assert "Content-Encoding" not in response.headers
+    assert await response.text() == "console.log('embedded')"
