@@ -252,6 +252,10 @@ asyncio.run(main())
     return subprocess.Popen([sys.executable, "-c", code], cwd=str(ROOT))
 
 
+def progress(message: str) -> None:
+    print(f"... {message}", file=sys.stderr, flush=True)
+
+
 def median_ms(values: list[float]) -> float:
     return statistics.median(values) * 1000
 
@@ -282,6 +286,7 @@ async def run(args: argparse.Namespace) -> list[Row]:
                     (f"seq 1 {seq_count}", seq_command(seq_count)),
                 ):
                     ours, raw = [], []
+                    progress(f"throughput: {name}")
                     for _ in range(args.runs):
                         size, seconds = await bench.throughput(command)
                         ours.append(size / seconds / MB)
@@ -296,6 +301,7 @@ async def run(args: argparse.Namespace) -> list[Row]:
                         )
                     )
 
+                progress("echo latency")
                 raw_echo = await asyncio.to_thread(raw_echo_latencies, samples)
                 idle = await bench.echo_latencies(samples)
                 for label, values in (("p50", 0.5), ("p99", 0.99)):
@@ -344,6 +350,7 @@ async def run(args: argparse.Namespace) -> list[Row]:
 
 async def reattach_and_checkpoint(bench: Bench, args: argparse.Namespace) -> list[Row]:
     rows: list[Row] = []
+    progress("reattach")
     info = await bench.create("read go; head -c 3000000 /dev/zero | tr '\\0' b; exec cat")
     socket = await bench.connect(info["id"])
     await bench.read_until_replayed(socket)
@@ -371,6 +378,7 @@ async def reattach_and_checkpoint(bench: Bench, args: argparse.Namespace) -> lis
     )
     await bench.delete(info["id"])
 
+    progress("checkpoint")
     flood_size = 10 * MB if args.quick else 50 * MB
     flood = await bench.create(
         f"read go; seq 1 {flood_size // 8} | head -c {flood_size}; "
@@ -422,6 +430,7 @@ async def drain(socket: aiohttp.ClientWebSocketResponse) -> None:
 
 async def memory(bench: Bench, service: Service, args: argparse.Namespace) -> list[Row]:
     rows: list[Row] = []
+    progress("memory")
     host_pid = service.host_pid()
     assert service.process is not None
     service_pid = service.process.pid
