@@ -155,3 +155,22 @@ def desk_command(*args: str) -> list[str]:
     if getattr(sys, "frozen", False):
         return [sys.executable, *args]
     return [sys.executable, "-m", "desktop", *args]
+
+
+def user_environment(base: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment for programs started for the user (terminals, agent tools).
+
+    Inside a PyInstaller bundle every process inherits the bundle's LD_LIBRARY_PATH and
+    bookkeeping variables; a user's git or curl must not load the bundle's libssl.
+    """
+    env = dict(os.environ if base is None else base)
+    if getattr(sys, "frozen", False) or "LD_LIBRARY_PATH_ORIG" in env:
+        original = env.pop("LD_LIBRARY_PATH_ORIG", None)
+        if original:
+            env["LD_LIBRARY_PATH"] = original
+        else:
+            env.pop("LD_LIBRARY_PATH", None)
+    for name in list(env):
+        if name.startswith("_PYI_") or name.startswith("_MEIPASS"):
+            del env[name]
+    return env
