@@ -12,7 +12,7 @@ import pytest
 
 from desktop.shell.process import is_alive
 from tests.conftest import wait_until
-from tests.desktop.conftest import Window
+from tests.desktop.conftest import Window, desk_argv
 
 pytestmark = pytest.mark.desktop
 
@@ -106,7 +106,7 @@ def test_window_keeps_size_and_position_and_quits_on_sigterm(window: Window) -> 
 
         # A second `desk` for the same data dir leaves the open window (and its service) alone.
         second = subprocess.run(
-            [*process.args],
+            desk_argv(),
             env=window.env(autoclose=True),
             capture_output=True,
             text=True,

@@ -9,7 +9,7 @@ import pytest
 
 from desktop.config import Settings, load_settings
 from desktop.shell import service
-from desktop.shell.process import is_alive
+from desktop.shell.process import desk_serve_pids, is_alive
 
 # A stand-in for `desk serve` that takes the same arguments (so it looks like one in /proc).
 IGNORES_SIGTERM = """
@@ -53,7 +53,7 @@ def test_garbage_ready_line_is_refused_and_the_process_stopped(
     assert "not JSON" in str(failure.value)
     assert "secret-token" not in str(failure.value), "the ready line may hold the token"
     assert not fake_settings.service_registration_path.exists()
-    assert service.desk_serve_pids(fake_settings.data_dir, fake_settings.runtime_dir) == []
+    assert desk_serve_pids(fake_settings.data_dir, fake_settings.runtime_dir) == []
 
 
 def test_silent_service_times_out(fake_settings: Settings, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -61,7 +61,7 @@ def test_silent_service_times_out(fake_settings: Settings, monkeypatch: pytest.M
     monkeypatch.setattr(service, "START_TIMEOUT", 0.5)
     with pytest.raises(service.ServiceError, match="ready line within"):
         service.start_service(fake_settings)
-    assert service.desk_serve_pids(fake_settings.data_dir, fake_settings.runtime_dir) == []
+    assert desk_serve_pids(fake_settings.data_dir, fake_settings.runtime_dir) == []
 
 
 def test_service_ignoring_sigterm_is_killed_after_the_timeout(
