@@ -12,7 +12,8 @@ import pytest
 
 from desktop.shell.process import is_alive
 from tests.conftest import wait_until
-from tests.desktop.conftest import Window, desk_argv
+from tests.desktop.conftest import Window
+from tests.shell.conftest import desk_argv
 
 pytestmark = pytest.mark.desktop
 
