@@ -38,6 +38,10 @@ def bulk_command(size: int) -> str:
     return f"head -c {size} /dev/zero | tr '\\0' a"
 
 
+def lines_command(size: int) -> str:
+    return f"yes {'a' * 79} | head -c {size}"
+
+
 def seq_command(count: int) -> str:
     return f"seq 1 {count}"
 
@@ -126,14 +130,14 @@ class Service:
         raw = json.loads((self.runtime / "pty-host.json").read_text())
         return int(raw["pid"])
 
-    def stop(self) -> None:
+    async def stop(self) -> None:
         from desktop.config import load_settings
-        from desktop.ptyhost.client import stop_host_sync
+        from desktop.ptyhost.client import stop_host
 
         if self.process is not None:
             self.process.send_signal(signal.SIGTERM)
-            self.process.wait(10)
-        stop_host_sync(load_settings(self.data, self.runtime), save=False)
+            await asyncio.to_thread(self.process.wait, 10)
+        await stop_host(load_settings(self.data, self.runtime), save=False)
 
 
 def rss_kb(pid: int) -> int:
@@ -262,7 +266,7 @@ def median_ms(values: list[float]) -> float:
 
 def percentile_ms(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
-    index = min(len(ordered) - 1, int(round(fraction * (len(ordered) - 1))))
+    index = min(len(ordered) - 1, round(fraction * (len(ordered) - 1)))
     return ordered[index] * 1000
 
 
@@ -284,6 +288,10 @@ async def run(args: argparse.Namespace) -> list[Row]:
                 for name, command in (
                     (f"bulk {bulk_size // MB} MB of 'a'", bulk_command(bulk_size)),
                     (f"seq 1 {seq_count}", seq_command(seq_count)),
+                    (
+                        f"bulk {bulk_size // MB} MB of 80-column lines of 'a'",
+                        lines_command(bulk_size),
+                    ),
                 ):
                     ours, raw = [], []
                     progress(f"throughput: {name}")
@@ -314,37 +322,50 @@ async def run(args: argparse.Namespace) -> list[Row]:
                         )
                     )
                 floods = [await bench.create("exec yes 'flood flood flood'") for _ in range(4)]
-                readers = flood_readers(service.url, service.token, [f["id"] for f in floods])
-                await asyncio.sleep(1.0)  # let the floods and their tabs get going
-                busy = await bench.echo_latencies(samples)
-                raw_busy = await asyncio.to_thread(raw_echo_latencies, samples)
-                flood_tails = [(await bench.get(f["id"]))["output"]["tail"] for f in floods]
-                readers.kill()
-                readers.wait()
+                for with_tabs in (False, True):
+                    readers = None
+                    if with_tabs:
+                        ids = [f["id"] for f in floods]
+                        readers = flood_readers(service.url, service.token, ids)
+                    await asyncio.sleep(1.0)  # let the floods (and their tabs) get going
+                    before = [(await bench.get(f["id"]))["output"]["tail"] for f in floods]
+                    busy = await bench.echo_latencies(samples)
+                    after = [(await bench.get(f["id"]))["output"]["tail"] for f in floods]
+                    raw_busy = await asyncio.to_thread(raw_echo_latencies, samples)
+                    if readers is not None:
+                        readers.kill()
+                        readers.wait()
+                    where = "read by 4 tabs" if with_tabs else "no tab attached"
+                    for label, values in (("p50", 0.5), ("p99", 0.99)):
+                        ours_ms = percentile_ms(busy, values)
+                        raw_ms = percentile_ms(raw_busy, values)
+                        rows.append(
+                            (
+                                f"echo {label}, beside 4 floods ({where})",
+                                f"{ours_ms:.2f} ms",
+                                f"{raw_ms:.2f} ms",
+                                f"{ours_ms / raw_ms:.1f}x",
+                            )
+                        )
+                    flooded = (sum(after) - sum(before)) / MB
+                    rows.append(("  (flood output meanwhile)", f"{flooded:.0f} MB", "", ""))
                 for flood in floods:
                     await bench.delete(flood["id"])
-                for label, values in (("p50", 0.5), ("p99", 0.99)):
-                    rows.append(
-                        (
-                            f"echo {label}, beside 4 floods (read by tabs)",
-                            f"{percentile_ms(busy, values):.2f} ms",
-                            f"{percentile_ms(raw_busy, values):.2f} ms",
-                            f"{percentile_ms(busy, values) / percentile_ms(raw_busy, values):.1f}x",
-                        )
-                    )
-                rows.append(
-                    (
-                        "  (flood output meanwhile)",
-                        f"{sum(flood_tails) / MB:.0f} MB",
-                        "",
-                        "",
-                    )
-                )
 
                 rows.extend(await reattach_and_checkpoint(bench, args))
+        finally:
+            await service.stop()
+    # Memory in a fresh service and host, so earlier floods do not blur the figures.
+    with tempfile.TemporaryDirectory(prefix="desk-bench-", dir="/tmp") as base:
+        service = Service(Path(base))
+        service.start()
+        try:
+            async with aiohttp.ClientSession(headers=service.headers) as session:
+                bench = Bench(service, session)
+                await bench.create("true")
                 rows.extend(await memory(bench, service, args))
         finally:
-            service.stop()
+            await service.stop()
     return rows
 
 
@@ -355,8 +376,8 @@ async def reattach_and_checkpoint(bench: Bench, args: argparse.Namespace) -> lis
     socket = await bench.connect(info["id"])
     await bench.read_until_replayed(socket)
     await socket.send_bytes(b"\r")
+    await socket.close()  # no controller left: nothing holds the output back
     info = await bench.wait_tail(info["id"], 3_000_000)
-    await socket.close()
     tail = info["output"]["tail"]
     times, sizes = [], []
     for _ in range(max(5, args.runs * 3)):
@@ -365,9 +386,7 @@ async def reattach_and_checkpoint(bench: Bench, args: argparse.Namespace) -> lis
         sizes.append(await bench.read_until_replayed(socket))
         times.append(time.perf_counter() - started)
         await socket.close()
-    raw_size, raw_seconds = await asyncio.to_thread(
-        raw_pty_read, "head -c 2097152 /dev/zero | tr '\\0' b"
-    )
+    _, raw_seconds = await asyncio.to_thread(raw_pty_read, "head -c 2097152 /dev/zero | tr '\\0' b")
     rows.append(
         (
             f"reattach, {statistics.median(sizes) / MiB:.0f} MiB replay to replay_complete",
@@ -399,7 +418,7 @@ async def reattach_and_checkpoint(bench: Bench, args: argparse.Namespace) -> lis
         snapshot_times.append(time.perf_counter() - started)
     reading.cancel()
     await socket.close()
-    raw_size, raw_seconds = await asyncio.to_thread(
+    _, raw_seconds = await asyncio.to_thread(
         raw_pty_read, f"seq 1 {flood_size // 8} | head -c {flood_size}"
     )
     rows.append(
@@ -483,7 +502,7 @@ async def memory(bench: Bench, service: Service, args: argparse.Namespace) -> li
 
     flood_size = 20 * MB if args.quick else 100 * MB
     for role in ("observer", "controller"):
-        info = await bench.create("read go; " + bulk_command(flood_size) + "; exec cat")
+        info = await bench.create("read go; " + lines_command(flood_size) + "; exec cat")
         reader = None
         if role == "observer":
             reader = await bench.connect(info["id"])
@@ -507,7 +526,7 @@ async def memory(bench: Bench, service: Service, args: argparse.Namespace) -> li
         tail = (await bench.get(info["id"]))["output"]["tail"]
         rows.append(
             (
-                f"RSS host / service while a stalled {role} ignores a {flood_size // MB} MB flood",
+                f"RSS host / service, stalled {role} beside a {flood_size // MB} MB flood of lines",
                 f"+{(peak[0] - before[0]) / 1024:.1f} / +{(peak[1] - before[1]) / 1024:.1f} MB",
                 "",
                 f"flood got to {tail / MB:.1f} MB",

@@ -569,22 +569,24 @@ async def wait_for_exit(pid: int, limit: float) -> bool:
     return not pid_alive(pid)
 
 
-async def stop_host(settings: Settings, *, save: bool = True) -> bool:
-    """Ask the running PTY host (if any) to save its terminals and exit; True if one ran.
+async def stop_host(settings: Settings, *, save: bool = True) -> dict[str, object]:
+    """Ask the running PTY host (if any) to save its terminals (or not) and exit.
 
-    For `desk service stop --all` and the window's quit; see `stop_host_sync`."""
+    Returns {"stopped": bool, "saved": n}; waits until the host process is gone."""
     client = await PtyHostClient.connect(settings)
     if client is None:
-        return False
+        return {"stopped": False, "saved": 0}
     try:
-        await client.shutdown(save=save)
-    except PtyHostError:
+        result = await client.shutdown(save=save)
+    except PtyHostError as exc:
         await client.close()
-    return True
+        return {"stopped": False, "saved": 0, "error": exc.message}
+    return {"stopped": True, "saved": result.get("saved", 0)}
 
 
-def stop_host_sync(settings: Settings, *, save: bool = True) -> bool:
-    """Blocking `stop_host` for code without an event loop (the CLI)."""
+def shutdown_pty_host(settings: Settings, *, save: bool = True) -> dict[str, object]:
+    """Blocking `stop_host`, for code without an event loop (`desk service stop --all`,
+    the window's quit). Do not call it from a running event loop's thread."""
     return asyncio.run(stop_host(settings, save=save))
 
 

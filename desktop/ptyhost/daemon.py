@@ -41,8 +41,10 @@ from desktop.ptyhost.protocol import (
 from desktop.ptyhost.registration import (
     HostLock,
     Registration,
+    read_registration,
     remove_registration,
     socket_path,
+    usable,
     write_registration,
 )
 from desktop.ptyhost.terminal import FlowLimits, HostContext, Terminal, TerminalSpec
@@ -63,6 +65,7 @@ CONTROL_BUFFER_LIMIT = 16 * 1024 * 1024
 WRITE_HIGH_WATER = 1024 * 1024
 READ_BUFFER_BYTES = 256 * 1024
 SCREEN_WORKERS = 2
+LOCK_WAIT_SECONDS = 10.0
 
 
 def new_terminal_id() -> str:
@@ -612,7 +615,7 @@ class PtyHost:
         settings = self.settings
         settings.ensure_dirs()
         lock = HostLock(settings)
-        if not await asyncio.to_thread(lock.acquire):
+        if not await self._acquire(lock):
             log.info("another PTY host already runs for %s", settings.runtime_dir)
             return 0
         server: asyncio.AbstractServer | None = None
@@ -648,6 +651,18 @@ class PtyHost:
             await self._shutdown(server, path)
             await asyncio.to_thread(lock.release)
         return 0
+
+    async def _acquire(self, lock: HostLock) -> bool:
+        """Take the host lock. A host that is still saving and exiting holds it briefly: wait
+        for it, unless another live host is registered and serving (then it wins)."""
+        deadline = time.monotonic() + LOCK_WAIT_SECONDS
+        while True:
+            if await asyncio.to_thread(lock.acquire):
+                return True
+            registration = await asyncio.to_thread(read_registration, self.settings)
+            if usable(registration) or time.monotonic() > deadline:
+                return False
+            await asyncio.sleep(0.05)
 
     async def _shutdown(self, server: asyncio.AbstractServer | None, path: Path | None) -> None:
         if self._foreground_timer is not None:

@@ -18,7 +18,7 @@ import signal
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from desktop.native import ExitStatus, PtyProcess
@@ -41,6 +41,11 @@ FOREGROUND_CHECK_SECONDS = 0.25
 # When the child exited but something else keeps the PTY open, give up reading after this.
 EXIT_DRAIN_SECONDS = 1.0
 HANGUP_KILL_SECONDS = 2.0
+READ_PIECE = 4096
+READ_SLICE_SECONDS = 0.0005
+LONE_READ_SLICE_SECONDS = 0.002
+TYPING_SECONDS = 1.0
+FLOOD_YIELD_SECONDS = 0.002
 MAX_INPUT_BACKLOG = 1024 * 1024
 
 
@@ -86,6 +91,11 @@ class HostContext:
     listener: TerminalListener
     ring_bytes: int
     flow: FlowLimits
+    # Ids of terminals whose last read stopped with output still waiting.
+    flooding: set[str] = field(default_factory=set)
+    # When and where input was last written (interactive use gets priority over floods).
+    last_input: float = 0.0
+    last_input_terminal: str | None = None
 
 
 @dataclass
@@ -147,6 +157,8 @@ class Terminal:
         self._timers: list[asyncio.TimerHandle] = []
         self._drain_timer: asyncio.TimerHandle | None = None
         self._idle_timer: asyncio.TimerHandle | None = None
+        self._yield_timer: asyncio.TimerHandle | None = None
+        self._poll_timer: asyncio.TimerHandle | None = None
         self._screen_job: asyncio.Future[None] | None = None
         self._checkpoint_job: asyncio.Future[tuple[bytes, int]] | None = None
         self.exited = asyncio.Event()
@@ -217,21 +229,69 @@ class Terminal:
         process = self.process
         if process is None:
             return
+        # Read in pieces and stop after a time slice: a PTY read costs the kernel tens of
+        # microseconds per 4 KiB (far more while the writer keeps refilling it), so one
+        # flooding terminal must not hold the loop, and every other terminal's echo, for
+        # milliseconds.
         budget = self.context.flow.read_budget
-        with memoryview(self.context.read_buffer) as view, view[:budget] as target:
-            try:
-                count = process.read_into(target)
-            except EOFError:
-                self._on_eof()
-                return
-            except OSError as exc:
-                log.warning("terminal %s: read failed (%s); treating as closed", self.id, exc)
-                self._on_eof()
-                return
-            if not count:
-                return
-            data = bytes(target[:count])
-        self.accept_output(data)
+        flooding = self.context.flooding
+        # Terminals that keep the reader busy share one slice per loop iteration; one alone
+        # gets a longer slice (fewer, larger frames).
+        others = len(flooding) - (self.id in flooding)
+        slice_seconds = READ_SLICE_SECONDS / (others + 1) if others else LONE_READ_SLICE_SECONDS
+        deadline = time.perf_counter() + slice_seconds
+        total = 0
+        more = False
+        eof = False
+        with memoryview(self.context.read_buffer) as view:
+            while total < budget:
+                with view[total : min(budget, total + READ_PIECE)] as target:
+                    try:
+                        count = process.read_into(target)
+                    except EOFError:
+                        eof = True
+                        break
+                    except OSError as exc:
+                        log.warning("terminal %s: read failed (%s); closing it", self.id, exc)
+                        eof = True
+                        break
+                if not count:
+                    break
+                total += count
+                if time.perf_counter() > deadline:
+                    more = True
+                    break
+            else:
+                more = True
+            data = bytes(view[:total]) if total else b""
+        if more and not eof:
+            flooding.add(self.id)
+            self._yield_to_typing()
+        else:
+            flooding.discard(self.id)
+        if data:
+            self.accept_output(data)
+        if eof:
+            self._on_eof()
+
+    def _yield_to_typing(self) -> None:
+        """While someone types in another terminal, read this flooding one less often.
+
+        Reading a PTY while its writer keeps refilling it is slow (lock contention in the
+        kernel), and every such read delays the typist's echo. Pausing briefly lets the PTY
+        buffer fill (the writer blocks), so the next read is large and cheap."""
+        context = self.context
+        if (
+            context.last_input_terminal not in (None, self.id)
+            and time.monotonic() - context.last_input < TYPING_SECONDS
+            and "yield" not in self._pauses
+        ):
+            self.pause("yield")
+            self._yield_timer = context.loop.call_later(FLOOD_YIELD_SECONDS, self._end_yield)
+
+    def _end_yield(self) -> None:
+        self._yield_timer = None
+        self.resume("yield")
 
     def accept_output(self, data: bytes) -> None:
         """Record output (from the PTY, or restored content) and hand it to everyone."""
@@ -402,6 +462,8 @@ class Terminal:
         process = self.process
         if process is None or not self.running or self._eof:
             return False
+        self.context.last_input = time.monotonic()
+        self.context.last_input_terminal = self.id
         if self._input_backlog:
             self._input_backlog += data
             return True
@@ -507,7 +569,7 @@ class Terminal:
         self.context.loop.add_reader(self._pidfd, self._on_child_exit)
 
     def _poll_child_later(self) -> None:
-        self._timers.append(self.context.loop.call_later(0.2, self._poll_child))
+        self._poll_timer = self.context.loop.call_later(0.2, self._poll_child)
 
     def _poll_child(self) -> None:
         if self.process is None or self.status != "running":
@@ -559,6 +621,7 @@ class Terminal:
         self.status = "exited"
         self.exit_code = status.exit_code
         self.final_offset = self.ring.tail
+        self.context.flooding.discard(self.id)
         self._cancel_timers()
         self.process.close()
         for attachment in list(self.attachments):
@@ -579,6 +642,12 @@ class Terminal:
         if self._idle_timer is not None:
             self._idle_timer.cancel()
             self._idle_timer = None
+        if self._yield_timer is not None:
+            self._yield_timer.cancel()
+            self._yield_timer = None
+        if self._poll_timer is not None:
+            self._poll_timer.cancel()
+            self._poll_timer = None
 
     def hang_up(self) -> None:
         """SIGHUP the process group now, SIGKILL it if still running after 2 s."""
