@@ -18,7 +18,11 @@ from desktop.ptyhost.registration import pid_alive, read_registration
 
 DEADLINE = 15.0
 # A shell with no rc files and a fixed prompt, so output is predictable.
-SHELL = {"command": "bash", "args": ["--norc", "--noprofile"], "env": {"PS1": "$ "}}
+SHELL: dict[str, object] = {
+    "command": "bash",
+    "args": ["--norc", "--noprofile"],
+    "env": {"PS1": "$ "},
+}
 
 
 async def wait_for(

@@ -47,7 +47,7 @@ async def test_replay_from_any_cursor_is_exact_then_live_follows(host: PtyHostCl
     terminal_id = str(info["id"])
     everything = await wait_tail(host, terminal_id, b"DONE\r\n")
     whole = await attach(host, terminal_id, cursor=0)
-    assert whole.attached["replay"] == {  # type: ignore[comparison-overlap]
+    assert whole.attached["replay"] == {
         "requested": 0,
         "available": 0,
         "end": len(everything),
@@ -185,8 +185,7 @@ async def test_roles_takeover_and_reconnect(host: PtyHostClient) -> None:
     await host.update(terminal_id, {"size": {"cols": 90, "rows": 20}, "attachment_id": "three"})
 
     three.attachment.close()
-    freed = await one.until(lambda r: r.of_type("controller_changed")[-1]["attachment_id"] is None)
-    del freed
+    await one.until(lambda r: r.of_type("controller_changed")[-1]["attachment_id"] is None)
     assert one.of_type("controller_changed")[-1]["generation"] == 3
     back = await attach(host, terminal_id, attachment_id="three")
     assert (back.attached["role"], back.attached["generation"]) == ("controller", 4)
@@ -217,7 +216,7 @@ async def test_two_controllers_at_once_exactly_one_wins(host: PtyHostClient) -> 
         await reader.attachment.send_input(
             b"echo " + str(reader.attached["attachment_id"]).encode() + b"-typed\r"
         )
-    await winner.until_output(winner.attached["attachment_id"].encode() + b"-typed\r\n")  # type: ignore[union-attr]
+    await winner.until_output(str(winner.attached["attachment_id"]).encode() + b"-typed\r\n")
     losers = [r for r in racers if r is not winner]
     for loser in losers:
         await loser.until(lambda r: r.of_type("error") != [], what="loser input refused")
@@ -369,7 +368,8 @@ async def test_twenty_floods_do_not_starve_an_echoing_terminal(host: PtyHostClie
     for index in range(10):
         started = loop.time()
         await echo.attachment.send_input(f"{index}".encode())
-        await echo.until(lambda r, i=index: r.output.endswith(f"{i}".encode()), within=10)
+        expected = f"{index}".encode()
+        await echo.until(lambda r: r.output.endswith(expected), within=10)  # noqa: B023
         latencies.append(loop.time() - started)
     await echo.type_line("")
     tails = [await tail_of(host, str(info["id"])) for info in floods]

@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import stat
+from typing import Any
 
 import pytest
 
@@ -31,7 +32,7 @@ async def test_registration_is_private_and_points_at_a_private_socket(
 
 async def test_create_list_get_update_delete(host: PtyHostClient, tmp_path) -> None:  # type: ignore[no-untyped-def]
     info = await host.create({**SHELL, "cwd": str(tmp_path), "title": "t1", "group": "g"})
-    assert info["id"].startswith("pty_")  # type: ignore[union-attr]
+    assert str(info["id"]).startswith("pty_")
     assert info["status"] == "running" and isinstance(info["pid"], int)
     assert info["cwd"] == str(tmp_path) and info["title"] == "t1" and info["group"] == "g"
     assert info["size"] == {"cols": 80, "rows": 24}
@@ -98,7 +99,12 @@ async def test_unknown_ids_and_bad_updates(host: PtyHostClient) -> None:
         assert missing.value.status == 404 and missing.value.type == "pty.not_found"
     info = await shell(host)
     terminal_id = str(info["id"])
-    for changes in ({"size": {"cols": 0, "rows": 5}}, {"title": 3}, {"attachment_id": "bad id!"}):
+    bad_changes: list[dict[str, object]] = [
+        {"size": {"cols": 0, "rows": 5}},
+        {"title": 3},
+        {"attachment_id": "bad id!"},
+    ]
+    for changes in bad_changes:
         with pytest.raises(PtyHostError) as bad:
             await host.update(terminal_id, changes)
         assert bad.value.status == 400
@@ -108,9 +114,14 @@ async def test_unknown_ids_and_bad_updates(host: PtyHostClient) -> None:
     with pytest.raises(PtyHostError) as missing_attach:
         await host.attach("pty_nope")
     assert missing_attach.value.status == 404
-    for bad_attach in ({"cursor": -1}, {"role": "boss"}, {"attachment_id": "a b"}):
+    bad_attaches: list[dict[str, Any]] = [
+        {"cursor": -1},
+        {"role": "boss"},
+        {"attachment_id": "a b"},
+    ]
+    for bad_attach in bad_attaches:
         with pytest.raises(PtyHostError) as refused:
-            await host.attach(terminal_id, **bad_attach)  # type: ignore[arg-type]
+            await host.attach(terminal_id, **bad_attach)
         assert refused.value.status == 400
 
 

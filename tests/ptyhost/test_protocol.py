@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import struct
+from typing import cast
 
 import pytest
 from hypothesis import given, settings
@@ -29,10 +30,13 @@ json_values = st.recursive(
     ),
     max_leaves=12,
 )
+JsonObject = dict[str, object]
 json_objects = st.dictionaries(st.text(max_size=10), json_values, max_size=5)
 
 frames = st.one_of(
-    json_objects.map(lambda message: JsonFrame(message, dumps(message))),
+    json_objects.map(
+        lambda message: JsonFrame(cast(JsonObject, message), dumps(cast(JsonObject, message)))
+    ),
     st.builds(
         OutputFrame,
         offset=st.integers(0, 2**64 - 1),

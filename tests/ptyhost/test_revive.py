@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import stat
 from pathlib import Path
+from typing import cast
 
 from desktop.config import Settings
 from desktop.ptyhost.registration import pid_alive, read_registration
@@ -51,7 +52,7 @@ async def test_shutdown_saves_and_the_next_host_revives(
     old_cat = by_id[cat_info["id"]]
     assert old_cat["status"] == "exited" and old_cat["group"] == "tools"
     snapshot = await revived.snapshot(str(cat_info["id"]))
-    assert "catline" in snapshot["lines"]
+    assert "catline" in cast(list[str], snapshot["lines"])
     viewer = await attach(revived, str(cat_info["id"]), cursor=0)
     await viewer.until_type("exited")
     assert b"catline" in viewer.output

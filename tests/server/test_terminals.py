@@ -216,7 +216,7 @@ async def test_websocket_attachment_protocol(api: TestClient) -> None:
                     '{"type": "resize", "cols": 0, "rows": 5}'):  # fmt: skip
         errors = len(reader.of_type("error"))
         await reader.socket.send_str(garbage)
-        await reader.until(lambda r, n=errors: len(r.of_type("error")) > n, what=garbage)
+        await reader.until(lambda r: len(r.of_type("error")) > errors, what=garbage)  # noqa: B023
     assert (await (await api.get(f"/api/pty/{info['id']}", headers=AUTH)).json())["data"][
         "size"
     ] == {"cols": 80, "rows": 24}
