@@ -45,7 +45,9 @@ def built_ui() -> Path:
     return DIST
 
 
-@pytest.fixture(scope="session")
+# Package scope: sync Playwright keeps an event loop running in this thread while open,
+# which would break the asyncio tests of the suites that run after this one.
+@pytest.fixture(scope="package")
 def playwright_instance() -> Iterator[Playwright]:
     with sync_playwright() as playwright:
         yield playwright
