@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import re
 import weakref
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from aiohttp import WSMsgType, web
 
@@ -111,84 +112,72 @@ TERMINALS = web.AppKey("terminals", TerminalService)
 TICKETS = web.AppKey("terminal_tickets", TicketStore)
 
 
-def _host_error(exc: PtyHostError) -> ApiError:
-    return ApiError(exc.status, exc.type, exc.message)
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
-async def _call(request: web.Request) -> PtyHostClient:
-    try:
-        return await request.app[TERMINALS].client()
-    except PtyHostError as exc:
-        raise _host_error(exc) from None
+def host_errors(handler: Handler) -> Handler:
+    """Answer the PTY host's refusals (unknown id, bad size...) as the API's JSON errors."""
+
+    @functools.wraps(handler)
+    async def wrapped(request: web.Request) -> web.StreamResponse:
+        try:
+            return await handler(request)
+        except PtyHostError as exc:
+            raise ApiError(exc.status, exc.type, exc.message) from None
+
+    return wrapped
+
+
+async def _host(request: web.Request) -> PtyHostClient:
+    return await request.app[TERMINALS].client()
 
 
 # ----- REST ---------------------------------------------------------------------------
 
 
-async def list_terminals(request: web.Request) -> web.Response:
+@host_errors
+async def list_terminals(request: web.Request) -> web.StreamResponse:
     group = request.query.get("group")
-    client = await _call(request)
-    try:
-        return data_response(await client.list(group))
-    except PtyHostError as exc:
-        raise _host_error(exc) from None
+    return data_response(await (await _host(request)).list(group))
 
 
-async def create_terminal(request: web.Request) -> web.Response:
+@host_errors
+async def create_terminal(request: web.Request) -> web.StreamResponse:
     body = await read_json_object(request)
-    client = await _call(request)
-    try:
-        return data_response(await client.create(body), status=201)
-    except PtyHostError as exc:
-        raise _host_error(exc) from None
+    return data_response(await (await _host(request)).create(body), status=201)
 
 
-async def get_terminal(request: web.Request) -> web.Response:
-    client = await _call(request)
-    try:
-        return data_response(await client.get(request.match_info["id"]))
-    except PtyHostError as exc:
-        raise _host_error(exc) from None
+@host_errors
+async def get_terminal(request: web.Request) -> web.StreamResponse:
+    return data_response(await (await _host(request)).get(request.match_info["id"]))
 
 
-async def update_terminal(request: web.Request) -> web.Response:
+@host_errors
+async def update_terminal(request: web.Request) -> web.StreamResponse:
     body = await read_json_object(request)
-    client = await _call(request)
-    try:
-        return data_response(await client.update(request.match_info["id"], body))
-    except PtyHostError as exc:
-        raise _host_error(exc) from None
+    return data_response(await (await _host(request)).update(request.match_info["id"], body))
 
 
-async def delete_terminal(request: web.Request) -> web.Response:
-    client = await _call(request)
-    try:
-        await client.delete(request.match_info["id"])
-    except PtyHostError as exc:
-        raise _host_error(exc) from None
+@host_errors
+async def delete_terminal(request: web.Request) -> web.StreamResponse:
+    await (await _host(request)).delete(request.match_info["id"])
     return web.Response(status=204)
 
 
-async def terminal_snapshot(request: web.Request) -> web.Response:
-    client = await _call(request)
-    try:
-        return data_response(await client.snapshot(request.match_info["id"]))
-    except PtyHostError as exc:
-        raise _host_error(exc) from None
+@host_errors
+async def terminal_snapshot(request: web.Request) -> web.StreamResponse:
+    return data_response(await (await _host(request)).snapshot(request.match_info["id"]))
 
 
-async def connect_token(request: web.Request) -> web.Response:
+@host_errors
+async def connect_token(request: web.Request) -> web.StreamResponse:
     if request.headers.get("X-Desk-Ticket") != "1":
         raise ApiError(403, "ticket.header_required", "Send the header `X-Desk-Ticket: 1`.")
     origin = request.headers.get("Origin")
     if origin is not None and origin != own_origin(request):
         raise ApiError(403, "ticket.origin_mismatch", "Tickets are only issued to this origin.")
     terminal_id = request.match_info["id"]
-    client = await _call(request)
-    try:
-        await client.get(terminal_id)
-    except PtyHostError as exc:
-        raise _host_error(exc) from None
+    await (await _host(request)).get(terminal_id)  # 404 for an unknown terminal
     store = request.app[TICKETS]
     ticket = store.issue(terminal_id)
     return data_response({"ticket": ticket, "expires_in": round(store.ttl)})
@@ -232,6 +221,7 @@ def _connect_params(request: web.Request) -> dict[str, object]:
     }
 
 
+@host_errors
 async def connect(request: web.Request) -> web.StreamResponse:
     terminal_id = request.match_info["id"]
     ticket = request.query.get("ticket")
@@ -252,18 +242,15 @@ async def connect(request: web.Request) -> web.StreamResponse:
     socket = web.WebSocketResponse(compress=False, max_msg_size=MAX_INPUT_MESSAGE)
     if not socket.can_prepare(request).ok:
         raise ApiError(400, "request.websocket_required", "This route needs a WebSocket upgrade.")
-    client = await _call(request)
-    try:
-        attachment = await client.attach(
-            terminal_id,
-            cursor=params["cursor"],  # type: ignore[arg-type]
-            attachment_id=params["attachment_id"],  # type: ignore[arg-type]
-            role=str(params["role"]),
-            takeover=bool(params["takeover"]),
-            epoch=params["epoch"],  # type: ignore[arg-type]
-        )
-    except PtyHostError as exc:
-        raise _host_error(exc) from None
+    # Refusals (unknown id, bad cursor) are answered before the upgrade.
+    attachment = await (await _host(request)).attach(
+        terminal_id,
+        cursor=params["cursor"],  # type: ignore[arg-type]
+        attachment_id=params["attachment_id"],  # type: ignore[arg-type]
+        role=str(params["role"]),
+        takeover=bool(params["takeover"]),
+        epoch=params["epoch"],  # type: ignore[arg-type]
+    )
     try:
         await socket.prepare(request)
         service = request.app[TERMINALS]
