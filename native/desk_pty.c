@@ -34,8 +34,17 @@ static void child_exec(int slave, int report_fd, char *const paths[], char *cons
     dfl.sa_handler = SIG_DFL;
     dfl.sa_flags = 0;
     sigemptyset(&dfl.sa_mask);
-    for (sig = 1; sig < NSIG; sig++)
-        sigaction(sig, &dfl, NULL); /* EINVAL for SIGKILL/SIGSTOP/libc-internal: fine */
+    for (sig = 1; sig < NSIG; sig++) {
+        if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, &dfl, NULL) == 0)
+            continue;
+        /* glibc refuses its internal real-time signals (32, 33), yet an ignore of them
+         * inherited from our parent would survive exec: reset them with the raw syscall.
+         * An all-zero kernel sigaction is SIG_DFL, no flags, empty mask on every ABI. */
+        {
+            unsigned long kernel_action[4] = {0, 0, 0, 0};
+            syscall(SYS_rt_sigaction, sig, kernel_action, NULL, sizeof(unsigned long));
+        }
+    }
     {
         sigset_t none;
         sigemptyset(&none);
