@@ -59,35 +59,61 @@ def save_geometry(path: Path, geometry: Geometry) -> None:
 
 
 class GeometryTracker:
-    """Follows the window's move/resize events (they arrive on worker threads)."""
+    """Follows the window's move/resize events (they arrive on worker threads).
 
-    def __init__(self, initial: Geometry) -> None:
+    Each change is also written to disk shortly after it settles, so a crash or a kill
+    keeps the geometry the user last chose, not only a clean quit.
+    """
+
+    SAVE_DELAY = 0.4
+
+    def __init__(self, initial: Geometry, path: Path | None = None) -> None:
         self._lock = threading.Lock()
         self._geometry = initial
+        self._path = path
+        self._timer: threading.Timer | None = None
 
     @property
     def geometry(self) -> Geometry:
         with self._lock:
             return self._geometry
 
-    def moved(self, x: int, y: int) -> None:
+    def _update(self, **changes: object) -> None:
         with self._lock:
-            if not self._geometry.maximized:
-                self._geometry = replace(self._geometry, x=int(x), y=int(y))
+            updated = replace(self._geometry, **changes)  # type: ignore[arg-type]
+            if updated == self._geometry:
+                return
+            self._geometry = updated
+            if self._path is None:
+                return
+            if self._timer is not None:
+                self._timer.cancel()
+            self._timer = threading.Timer(self.SAVE_DELAY, self.save)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def save(self) -> None:
+        if self._path is not None:
+            save_geometry(self._path, self.geometry)
+
+    def close(self) -> None:
+        """Cancel a pending write and write the final geometry now."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+        self.save()
+
+    def moved(self, x: int, y: int) -> None:
+        if not self.geometry.maximized:
+            self._update(x=int(x), y=int(y))
 
     def resized(self, width: int, height: int) -> None:
-        with self._lock:
-            if not self._geometry.maximized:
-                self._geometry = replace(
-                    self._geometry,
-                    width=max(MIN_WIDTH, int(width)),
-                    height=max(MIN_HEIGHT, int(height)),
-                )
+        if not self.geometry.maximized:
+            self._update(width=max(MIN_WIDTH, int(width)), height=max(MIN_HEIGHT, int(height)))
 
     def maximized(self) -> None:
-        with self._lock:
-            self._geometry = replace(self._geometry, maximized=True)
+        self._update(maximized=True)
 
     def restored(self) -> None:
-        with self._lock:
-            self._geometry = replace(self._geometry, maximized=False)
+        self._update(maximized=False)

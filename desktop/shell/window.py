@@ -29,7 +29,6 @@ from desktop.shell.geometry import (
     MIN_WIDTH,
     GeometryTracker,
     load_geometry,
-    save_geometry,
 )
 from desktop.shell.probe import WindowProbe, make_qt_gui_caller
 from desktop.shell.qtcheck import missing_xcb_libraries
@@ -175,7 +174,7 @@ def _show(settings: Settings, starter: ServiceStarter, gui: Gui) -> int:
     import webview
 
     path = geometry_path(settings)
-    tracker = GeometryTracker(load_geometry(path))
+    tracker = GeometryTracker(load_geometry(path), path)
     initial = tracker.geometry
     window: Any = webview.create_window(
         TITLE,
@@ -222,7 +221,7 @@ def _show(settings: Settings, starter: ServiceStarter, gui: Gui) -> int:
         )
     finally:
         signal.signal(signal.SIGTERM, previous)
-        save_geometry(path, tracker.geometry)
+        tracker.close()
         if gui == "qt":
             _delete_pending_qt_objects()
     return 1 if failed.is_set() else 0

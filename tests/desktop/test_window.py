@@ -125,6 +125,14 @@ def test_window_keeps_size_and_position_and_quits_on_sigterm(window: Window) -> 
         window_id = ids.split()[0]
         xdotool(window.display.name, "windowsize", "--sync", window_id, "1000", "700")
         xdotool(window.display.name, "windowmove", "--sync", window_id, "30", "20")
+
+        def saved_geometry() -> tuple[object, ...]:
+            saved = json.loads(geometry_file.read_text())
+            return (saved["x"], saved["y"], saved["width"], saved["height"])
+
+        # Written as soon as the window settles, before any quit.
+        wait_until(lambda: saved_geometry() == (30, 20, 1000, 700), timeout=20)
+        geometry_file.write_text(json.dumps({"x": 1, "y": 1, "width": 900, "height": 640}))
         process.send_signal(signal.SIGTERM)
         finish(process)
     finally:
