@@ -203,3 +203,32 @@ def wait_attached(page: Page, pty_id: str, role: str = "controller", timeout: fl
 def type_line(page: Page, text: str) -> None:
     page.keyboard.type(text)
     page.keyboard.press("Enter")
+
+
+# ---- terminal groups ----------------------------------------------------------------------
+
+PLAIN_BASH: dict[str, Any] = {
+    "command": "bash",
+    "args": ["--norc", "--noprofile"],
+    "env": {"PS1": "$ ", "TERM": "xterm-256color"},
+}
+
+
+def create_shell(service: Service, title: str, group: str | None = None) -> str:
+    """A plain bash (`$ ` prompt) created through the API, in `group` when given, once it has
+    printed its prompt."""
+    body: dict[str, Any] = {**PLAIN_BASH, "title": title}
+    if group is not None:
+        body["group"] = group
+    pty_id = str(service.request("POST", "/api/pty", body)["id"])
+    wait_until(
+        lambda: service.request("GET", f"/api/pty/{pty_id}")["output"]["tail"] >= 2,
+        what=f"{title} prompt",
+    )
+    return pty_id
+
+
+def group_tab_ids(page: Page, name: str) -> list[str]:
+    """Terminal ids of the tabs in the tablist whose accessible name is `name`, in order."""
+    tabs = page.get_by_role("tablist", name=name, exact=True).get_by_role("tab")
+    return tabs.evaluate_all("(els) => els.map((el) => el.dataset.id)")  # type: ignore[no-any-return]

@@ -122,3 +122,18 @@ def window(tmp_path: Path, xvfb: Display) -> Iterator[Window]:
         yield Window(desk=desk, display=xvfb, probe_path=tmp_path / "probe.json")
     finally:
         cleanup(desk)
+
+
+def api_call(url: str, token: str, method: str, path: str, body: object | None = None) -> object:
+    """A call to a running service's API (Bearer token, no proxy); returns `data`."""
+    import urllib.request
+
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(f"{url}{path}", data=data, method=method)
+    request.add_header("Authorization", f"Bearer {token}")
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(request, timeout=10) as response:
+        raw = response.read()
+    return json.loads(raw)["data"] if raw else None

@@ -1,6 +1,8 @@
 // window.__desk: read-only views of the UI state for browser tests and benchmarks. It exposes
 // no tickets, tokens or attachment ids.
 
+import { groupKeyOf, groupLabel } from "./terminals/groups.js"
+
 export function installTestHooks({ connection, terminals, isOfflineReady }) {
   const tabOf = (id) => terminals.tabs.get(id ?? terminals.activeId)
 
@@ -18,6 +20,7 @@ export function installTestHooks({ connection, terminals, isOfflineReady }) {
     rows: tab.term.rows,
     renderer: tab.renderer?.name ?? null,
     active: tab.id === terminals.activeId,
+    group: groupKeyOf(tab.info),
   })
 
   /**
@@ -68,16 +71,25 @@ export function installTestHooks({ connection, terminals, isOfflineReady }) {
   window.__desk = Object.freeze({
     state: () => ({
       connection: connection.state,
+      connected: connection.state === "connected",
       offlineReady: isOfflineReady(),
       controlled: Boolean(navigator.serviceWorker?.controller),
       activeTerminal: terminals.activeId,
       loaded: terminals.loaded,
       order: [...terminals.order],
+      // Groups in display order (key null: the default group) and each tab's status, so a
+      // report of the state alone (the window probe's) shows what the strip shows.
+      groups: terminals.groups().map(({ key, ids }) => ({ group: key, label: groupLabel(key), terminals: ids })),
+      tabs: terminals.order.map((id) => {
+        const tab = terminals.tabs.get(id)
+        return { id, title: tab.title, status: tab.status, group: groupKeyOf(tab.info) }
+      }),
       viewOnlyBar: !document.getElementById("view-only-bar").hidden,
     }),
     terminals: () => terminals.order.map((id) => describe(terminals.tabs.get(id))),
     bufferText: (id) => tabOf(id)?.bufferText() ?? null,
-    newTerminal: () => terminals.newTerminal(),
+    // Without an argument: in the active tab's group, as the "+" button does.
+    newTerminal: (...group) => terminals.newTerminal(...group),
     activate: (id) => terminals.activate(id),
     echoLatency,
   })

@@ -1,10 +1,13 @@
-// The terminal area: the set of tabs (one per terminal the service knows), their order
-// (persisted through /api/ui/prefs), the active tab, live updates from the event stream,
-// shortcuts, rename, drag to reorder, close with confirmation, and pane sizing.
+// The terminal area: the set of tabs (one per terminal the service knows), grouped by the
+// terminals' `group`, their order (persisted through /api/ui/prefs as one list, each group's
+// terminals contiguous), the active tab, live updates from the event stream, shortcuts, rename,
+// drag to reorder, close with confirmation, and pane sizing.
 
 import { api } from "../api.js"
 import { currentTheme, onThemeChange } from "../theme.js"
+import { groupKeyOf, groupLabel, groupOrder } from "./groups.js"
 import { shortcutFor } from "./shortcuts.js"
+import { GroupedStrip } from "./strip.js"
 import { forget, loadActive, loadKnownTerminals, saveActive, saveKnownTerminals } from "./storage.js"
 import { TerminalTab } from "./tab.js"
 
@@ -24,6 +27,8 @@ export class TerminalManager {
     this.noticeTimer = null
     this.resizeTimer = null
     this.savingOrder = null
+    this.strip = new GroupedStrip(elements.strip)
+    this.lastInGroup = new Map() // group key -> the tab last active in it
     this.host = {
       theme: () => currentTheme(),
       size: () => this.paneSize,
@@ -116,7 +121,8 @@ export class TerminalManager {
 
   #applyOrder(saved) {
     const rank = new Map(saved.map((id, index) => [id, index]))
-    const order = [...this.order].sort((a, b) => (rank.get(a) ?? Infinity) - (rank.get(b) ?? Infinity))
+    const sorted = [...this.order].sort((a, b) => (rank.get(a) ?? Infinity) - (rank.get(b) ?? Infinity))
+    const order = this.#regroup(sorted)
     if (order.every((id, i) => id === this.order[i])) return
     this.order = order
     this.#renderStrip()
@@ -154,9 +160,11 @@ export class TerminalManager {
 
   // ---- user actions -----------------------------------------------------------------------
 
-  async newTerminal() {
+  /** Opens a terminal in `group` (a key; null is the default group), by default the active one's. */
+  async newTerminal(group = this.currentGroup()) {
     const body = {}
     if (this.paneSize) body.size = { ...this.paneSize }
+    if (group !== null && group !== undefined) body.group = group
     try {
       const info = await api("POST", "/api/pty", { body })
       const tab = this.#add(info)
@@ -214,6 +222,7 @@ export class TerminalManager {
     this.activeId = tab ? id : null
     if (tab) {
       saveActive(id)
+      this.lastInGroup.set(groupKeyOf(tab.info), id)
       tab.show()
       this.#measure()
       tab.focus()
@@ -229,8 +238,10 @@ export class TerminalManager {
     this.activate(next)
   }
 
+  /** Moves tab `id` next to `targetId` (within its own group: a terminal's group is fixed). */
   move(id, targetId, after) {
     if (id === targetId || !this.tabs.has(id) || !this.tabs.has(targetId)) return
+    if (this.groupOf(id) !== this.groupOf(targetId)) return
     const order = this.order.filter((other) => other !== id)
     const at = order.indexOf(targetId) + (after ? 1 : 0)
     order.splice(at, 0, id)
@@ -242,9 +253,43 @@ export class TerminalManager {
   moveBy(step) {
     const index = this.order.indexOf(this.activeId)
     const target = this.order[index + step]
-    if (index < 0 || !target) return
+    if (index < 0 || !target || this.groupOf(target) !== this.groupOf(this.activeId)) return
     this.move(this.activeId, target, step > 0)
     this.tabs.get(this.activeId)?.tabEl.scrollIntoView({ block: "nearest", inline: "nearest" })
+  }
+
+  /** Shows the next (step 1) or previous (-1) group: its last active tab, else its first. */
+  cycleGroup(step) {
+    const groups = this.groups()
+    if (groups.length < 2) return
+    const index = groups.findIndex((group) => group.ids.includes(this.activeId))
+    const group = groups[(index + step + groups.length) % groups.length]
+    const remembered = this.lastInGroup.get(group.key)
+    this.activate(group.ids.includes(remembered) ? remembered : group.ids[0])
+  }
+
+  groupOf(id) {
+    return groupKeyOf(this.tabs.get(id)?.info)
+  }
+
+  /** The group new tabs open in: the active tab's. */
+  currentGroup() {
+    return this.activeId ? this.groupOf(this.activeId) : null
+  }
+
+  /** [{ key, ids }] of the tabs, in display order. */
+  groups() {
+    return groupOrder(
+      this.order.filter((id) => this.tabs.has(id)),
+      (id) => this.groupOf(id),
+    )
+  }
+
+  /** `order` with each group's tabs contiguous. Ids without a tab yet (a sync in progress)
+   * keep their place: their group is not known. */
+  #regroup(order) {
+    const keyOf = (id) => (this.tabs.has(id) ? this.groupOf(id) : { pending: id })
+    return groupOrder(order, keyOf).flatMap((group) => group.ids)
   }
 
   notice(text) {
@@ -268,11 +313,16 @@ export class TerminalManager {
   // ---- rendering --------------------------------------------------------------------------
 
   #renderStrip() {
-    const strip = this.el.strip
-    const wanted = this.order.map((id) => this.tabs.get(id)?.tabEl).filter(Boolean)
-    // Only touch the DOM when the order changed (appending moves nodes).
-    const current = [...strip.children]
-    if (wanted.length !== current.length || wanted.some((el, i) => el !== current[i])) strip.replaceChildren(...wanted)
+    // A terminal's group can arrive after its tab (an update): keep each group contiguous.
+    this.order = this.#regroup(this.order)
+    const groups = this.groups()
+    const activeGroup = this.currentGroup()
+    this.strip.render(groups, { tabEl: (id) => this.tabs.get(id)?.tabEl, activeGroup })
+    const grouped = groups.some((group) => group.key !== null)
+    this.el.newTab.classList.toggle("apart", grouped)
+    this.el.newTab.title = grouped
+      ? `New terminal in ${groupLabel(activeGroup)} (Ctrl+Shift+T)`
+      : "New terminal (Ctrl+Shift+T)"
     for (const tab of this.tabs.values()) {
       const active = tab.id === this.activeId
       tab.tabEl.setAttribute("aria-selected", String(active))
@@ -334,6 +384,9 @@ export class TerminalManager {
       case "move-left":
         this.moveBy(-1)
         break
+      case "next-group":
+        this.cycleGroup(1)
+        break
       case "search":
         this.#openSearch()
         break
@@ -351,6 +404,11 @@ export class TerminalManager {
     const strip = this.el.strip
     const tabFrom = (target) => this.tabs.get(target.closest?.(".tab")?.dataset.id)
     strip.addEventListener("click", (event) => {
+      if (event.target.closest?.(".tab-group-add")) {
+        const group = this.strip.groupAt(event.target)
+        if (group !== undefined) this.newTerminal(group)
+        return
+      }
       const tab = tabFrom(event.target)
       if (!tab) return
       if (event.target.closest(".tab-close")) this.closeTab(tab.id)
@@ -370,6 +428,11 @@ export class TerminalManager {
       if (event.key === "ArrowRight" || event.key === "ArrowLeft") {
         event.preventDefault()
         this.cycle(event.key === "ArrowRight" ? 1 : -1)
+        this.tabs.get(this.activeId)?.tabEl.focus()
+      } else if (event.key === "Home" || event.key === "End") {
+        event.preventDefault()
+        const id = event.key === "Home" ? this.order[0] : this.order[this.order.length - 1]
+        if (id) this.activate(id)
         this.tabs.get(this.activeId)?.tabEl.focus()
       } else if (event.key === "F2") {
         event.preventDefault()
@@ -397,7 +460,8 @@ export class TerminalManager {
     })
     strip.addEventListener("dragover", (event) => {
       const tab = tabFrom(event.target)
-      if (!dragged || !tab) return
+      // Tabs move within their group only: elsewhere the drop is refused.
+      if (!dragged || !tab || this.groupOf(tab.id) !== this.groupOf(dragged)) return
       event.preventDefault()
       event.dataTransfer.dropEffect = "move"
       clearMarks()

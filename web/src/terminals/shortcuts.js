@@ -16,6 +16,8 @@ export function shortcutFor(event) {
         return "copy"
       case "v":
         return "paste" // the browser's own paste event reaches xterm's textarea
+      case "g":
+        return "next-group"
       case "pagedown":
         return "move-right"
       case "pageup":

@@ -1,0 +1,28 @@
+// Terminal groups: terminals that share the API's `group` string (a workspace, a session) are
+// shown together. Terminals without one belong to the default group, whose key is null.
+
+export const DEFAULT_GROUP_LABEL = "Default"
+
+/** The group key of a terminal info: its non-empty `group` string, else null (the default). */
+export function groupKeyOf(info) {
+  const group = info?.group
+  return typeof group === "string" && group !== "" ? group : null
+}
+
+export function groupLabel(key) {
+  return key ?? DEFAULT_GROUP_LABEL
+}
+
+/**
+ * `order` split into groups, each group's ids contiguous: groups come in the order of their
+ * first member, members keep their relative order. Returns [{ key, ids }].
+ */
+export function groupOrder(order, keyOf) {
+  const groups = new Map()
+  for (const id of order) {
+    const key = keyOf(id)
+    if (!groups.has(key)) groups.set(key, [])
+    groups.get(key).push(id)
+  }
+  return [...groups].map(([key, ids]) => ({ key, ids }))
+}
