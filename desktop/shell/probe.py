@@ -154,11 +154,14 @@ class WindowProbe:
             state = value if isinstance(value, dict) else {}
             ready = state.get("controlled") or state.get("sw_ready")
             painted = state.get("first_paint") is not None
-            if state.get("connected") and ready and painted:
+            # The terminal list has loaded (UIs without that flag count as loaded).
+            listed = (state.get("state") or {}).get("loaded") is not False
+            if state.get("connected") and ready and painted and listed:
                 break
             if time.monotonic() > deadline:
                 errors.append(
-                    "timed out waiting for connected, a ready service worker and a first paint"
+                    "timed out waiting for connected, a ready service worker, the terminal list"
+                    " and a first paint"
                 )
                 break
             time.sleep(0.05)
