@@ -8,6 +8,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,8 +16,8 @@ from desktop.config import Settings, load_settings
 
 
 def wait_until(
-    condition: Callable[[], object], timeout: float = 10.0, interval: float = 0.02
-) -> object:
+    condition: Callable[[], Any], timeout: float = 10.0, interval: float = 0.02, what: str = ""
+) -> Any:
     """Poll `condition` until it returns something truthy; fail after `timeout` seconds."""
     deadline = time.monotonic() + timeout
     while True:
@@ -24,7 +25,7 @@ def wait_until(
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s: {condition}")
+            raise AssertionError(f"not met within {timeout}s: {what or condition}")
         time.sleep(interval)
 
 

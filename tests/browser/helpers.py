@@ -7,15 +7,16 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Page
+
+from desktop.shell.process import is_alive
+from tests.conftest import wait_until as wait_until  # re-exported for the browser tests
 
 ROOT = Path(__file__).resolve().parents[2]
 WEB = ROOT / "web"
@@ -32,28 +33,8 @@ CHROMIUM_ARGS = [
 ]
 
 
-def wait_until(
-    condition: Callable[[], Any], timeout: float = 10.0, interval: float = 0.02, what: str = ""
-) -> Any:
-    """Poll `condition` until it returns something truthy; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not met within {timeout}s: {what or condition}")
-        time.sleep(interval)
-
-
 def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    return is_alive(pid)
 
 
 @dataclass

@@ -208,3 +208,13 @@ def full_screen_redraws(frames: int, cols: int, rows: int) -> bytes:
             out.append(b"\x1b[%d;1H\x1b[38;5;%dm%s\x1b[K" % (y + 1, colour, text))
         out.append(b"\x1b[0m\x1b[%d;%dH" % (rows, cols // 2))
     return b"".join(out)
+
+
+PRINTABLE_CYCLE = bytes(range(0x20, 0x7F))
+
+
+def long_line(length: int, offset: int = 0) -> bytes:
+    """`length` printable ASCII characters and no control: every cell tells where it came
+    from (the 95-character cycle is coprime with most widths)."""
+    repeats = (offset + length) // len(PRINTABLE_CYCLE) + 1
+    return (PRINTABLE_CYCLE * repeats)[offset : offset + length]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 import threading
+import tracemalloc
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from desktop.ptyhost import screen as screen_module
-from desktop.ptyhost.screen import ScreenModel
+from desktop.ptyhost.screen import COMPACT_MIN, ScreenModel
+from desktop.ptyhost.screen_skip import run_keep
 from desktop.ptyhost.screen_terminal import TerminalScreen, TerminalStream
 
 from .screen_corpus import (
@@ -25,6 +27,7 @@ from .screen_corpus import (
     Resize,
     diff,
     full_screen_redraws,
+    long_line,
     numbered_lines,
     replay,
     run,
@@ -159,6 +162,8 @@ _flood = st.tuples(st.integers(1, 40), st.booleans(), st.booleans()).map(
         )
     )
 )
+# Long lines without line feeds, which the model cuts when they are long enough.
+_long_line = st.tuples(st.integers(1, 700), st.integers(0, 94)).map(lambda t: long_line(*t))
 # Repeats weigh the common kinds of output more.
 _token = st.one_of(
     *[_text] * 3,
@@ -170,6 +175,7 @@ _token = st.one_of(
     _osc_bytes,
     _garbage,
     _flood,
+    _long_line,
 )
 
 
@@ -498,6 +504,224 @@ def test_skipping_keeps_two_screens_of_lines(tail_lines: int) -> None:
     model.catch_up()
     assert model.skipped_bytes > 800
     assert_exact(model, Reference(cols, rows).feed(output))
+
+
+# ----- long lines without line feeds ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("cols", "rows", "before", "length", "after"),
+    [
+        pytest.param(1, 1, b"", 40_001, b"", id="1x1"),
+        pytest.param(1, 3, b"x", 50_000, b"\r\nnext", id="1-column"),
+        pytest.param(5, 1, b"\x1b[31mab", 60_003, "\u0301".encode(), id="1-row-sgr-mark-after"),
+        pytest.param(
+            7, 3, "\x1b[1m日本語".encode(), 70_002, b"\x1b[A\x1b[2Dz", id="wide-characters-before"
+        ),
+        pytest.param(
+            13,
+            5,
+            b"line\r\n" * 10 + b"abc\x1b[1;4m\x1b[38;5;200m",
+            90_011,
+            b"\x1b[0m tail",
+            id="lines-then-a-partial-line",
+        ),
+        pytest.param(80, 24, b"z" * 80, 120_001, b"", id="pending-wrap-at-the-start"),
+        pytest.param(9, 4, b"\x1b[2;3H", 70_000, b"\n\n", id="cursor-moved-up-before"),
+        pytest.param(33, 9, b"\x1b[40G", 80_020, b"\x1b[1K", id="last-column-before"),
+        pytest.param(
+            11, 6, b"\x1b[?5h" + b"q" * 10 + b"\r\n" * 3, 70_005, b"\x1b[?5l", id="reverse-screen"
+        ),
+    ],
+)
+def test_long_lines_without_line_feeds_are_cut_and_exact(
+    cols: int, rows: int, before: bytes, length: int, after: bytes
+) -> None:
+    """Checkpoints after long no-line-feed output equal the reference fed every byte, with
+    chunk boundaries anywhere, whatever the start column, screen size and pen."""
+    text = long_line(length, offset=length % 95)
+    events: list[Event] = [before, text, after]
+    reference = Reference(cols, rows).apply(events)
+    for seed in range(3):
+        model = ScreenModel(cols, rows)
+        feed_in_chunks(model, events, random.Random(seed), max_chunk=70_000)
+        assert_exact(model, reference)
+        assert model.skipped_bytes > length // 2
+
+
+_run_prefix = st.sampled_from(
+    [
+        *[b"", b"x", b"ab\x1b[31m", "日本".encode(), b"\x1b[1;4;38;5;200m", b"line\r\n"],
+        *[b"\x1b[3;2H", b"\x1b[?7l", b"\x1b[4h", b"\x1b[?7l\x1b[?7h", b"\x1b[4h\x1b[4l", b"\t"],
+        *[b"\x1b[2;3r", b"\x1b[r", b"\x1b[?1049h", b"\x1b[?1049l", b"\x1b[?5h", b"\x1b[20h"],
+        *[b"\x1b[99C", b"\x08", b"\r", b"\x1b[K", b"\x1b]0;t\x07", b"\x1b[", "\u0301".encode()],
+    ]
+)
+
+
+@st.composite
+def _long_lines(draw: st.DrawFn) -> tuple[int, int, list[Event]]:
+    cols = draw(st.integers(1, 12))
+    rows = draw(st.integers(1, 6))
+    events: list[Event] = []
+    for _ in range(draw(st.integers(1, 4))):
+        events.append(b"".join(draw(st.lists(_run_prefix, max_size=3))))
+        events.append(long_line(draw(st.integers(1, 1500)), draw(st.integers(0, 94))))
+    events.append(draw(st.sampled_from([b"", b"\r\nend", "\u0301".encode(), b"\x1b[A\x1b[2Dz"])))
+    return cols, rows, events
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_long_lines(), st.randoms(use_true_random=False))
+def test_long_lines_are_exact_with_eager_skipping(
+    case: tuple[int, int, list[Event]], rng: random.Random
+) -> None:
+    cols, rows, events = case
+    with eager_skipping():
+        model = ScreenModel(cols, rows)
+        feed_in_chunks(model, events, rng, max_chunk=300)
+        assert_exact(model, Reference(cols, rows).apply(events))
+
+
+def test_flood_without_line_feeds_is_skipped_and_checkpoint_matches_the_tail() -> None:
+    """20 MB of text without a line feed: almost nothing is left to parse, and the
+    checkpoint equals a reference fed the prompt and the last (2 * rows + 1) * cols
+    characters, plus the length modulo cols (which keeps the column)."""
+    cols, rows = 80, 24
+    model = ScreenModel(cols, rows)
+    model.feed(PROMPT)
+    model.catch_up()
+    chunk = long_line(95 * 690)  # whole cycles: the flood is one long cycling line
+    total = 0
+    while total < 20_000_000:
+        model.feed(chunk)
+        total += len(chunk)
+    assert model.pending_bytes < COMPACT_MIN + run_keep(cols, rows) + cols
+    assert model.skipped_bytes > total - 2 * COMPACT_MIN
+    tail = run_keep(cols, rows) + total % cols
+    expected = Reference(cols, rows).feed(PROMPT + long_line(tail, offset=(total - tail) % 95))
+    assert_exact(model, expected)
+
+
+@pytest.mark.parametrize(
+    ("cols", "rows", "length"),
+    [
+        pytest.param(20, 4, 6000, id="lines-cut-to-a-few-screens"),
+        pytest.param(80, 24, 3950, id="lines-just-long-enough-to-scroll-everything"),
+    ],
+)
+def test_long_lines_with_line_feeds_leave_one_line(cols: int, rows: int, length: int) -> None:
+    """Lines of thousands of characters: each wraps at least 2 * rows times, so the lines
+    before the last one go, and what is kept of that one is cut to a few screens."""
+    output = PROMPT + b"".join(long_line(length + i, i) + b"\r\n" for i in range(60)) + b"end"
+    reference = Reference(cols, rows).feed(output)
+    model = ScreenModel(cols, rows)
+    model.feed(PROMPT)
+    model.catch_up()
+    for at in range(len(PROMPT), len(output), 65536):
+        model.feed(output[at : at + 65536])
+    model.catch_up()
+    parsed = len(output) - model.skipped_bytes
+    assert parsed < len(PROMPT) + 2 * (length + 60)
+    assert_exact(model, reference)
+
+
+@pytest.mark.parametrize(
+    ("setup", "cut"),
+    [
+        pytest.param(b"\x1b[?7l", False, id="no-auto-wrap"),
+        pytest.param(b"\x1b[4h", False, id="insert-mode"),
+        pytest.param(b"\x1b[2;3r", False, id="scroll-region"),
+        pytest.param(b"\x1b[?1049h", False, id="alternate-screen"),
+        pytest.param(b"\x1b[?7l\x1b[4h\x1b[?7h\x1b[4l", True, id="modes-back-to-default"),
+    ],
+)
+def test_long_lines_are_cut_only_with_auto_wrap_and_no_insert_mode(setup: bytes, cut: bool) -> None:
+    cols, rows = 6, 3
+    output = b"before\r\n" + setup + long_line(20_000)
+    model = ScreenModel(cols, rows)
+    model.feed(output[:-20_000])
+    model.catch_up()
+    for at in range(len(output) - 20_000, len(output), 1000):
+        model.feed(output[at : at + 1000])
+    model.catch_up()
+    assert (model.skipped_bytes > 15_000) == cut
+    assert_exact(model, Reference(cols, rows).feed(output))
+
+
+def test_long_title_is_not_cut() -> None:
+    """Printable text inside a sequence (a title) is not text on the screen."""
+    cols, rows = 10, 3
+    title = long_line(20_000)
+    output = b"\x1b]0;" + title + b"\x07after" + long_line(5000)
+    model = ScreenModel(cols, rows)
+    model.feed(output)
+    model.catch_up()
+    reference = Reference(cols, rows).feed(output)
+    assert reference.screen.title == title.decode()
+    assert_exact(model, reference)
+    assert model.skipped_bytes < 5000
+
+
+@pytest.mark.parametrize(
+    "sequence",
+    [
+        pytest.param(b"\x1b[?2004l\r", id="mode-then-cr"),
+        pytest.param(b"\x1b[?25h", id="run-right-after-a-private-mode"),
+        pytest.param(b"\x1b[5;1H", id="run-right-after-cursor-position"),
+    ],
+)
+def test_long_line_after_a_sequence_is_cut_once_the_sequence_is_parsed(sequence: bytes) -> None:
+    """Fed in one piece after a prompt full of sequences, nothing is skipped on feeding;
+    catching up parses up to the long line and cuts it."""
+    cols, rows = 20, 5
+    output = PROMPT + sequence + long_line(200_000)
+    model = ScreenModel(cols, rows)
+    model.feed(output)
+    assert model.pending_bytes == len(output)
+    model.catch_up()
+    assert model.skipped_bytes > 190_000
+    assert_exact(model, Reference(cols, rows).feed(output))
+
+
+def test_long_line_from_a_real_program() -> None:
+    command = "printf 'prompt$ '; head -c 200000 /dev/zero | tr '\\0' a; printf '\\033[31mend'"
+    output = run(["sh", "-c", command], cols=80, rows=24)
+    assert output.endswith(b"a" * 1000 + b"\x1b[31mend")
+    _check_recording(output, 80, 24)
+
+
+# ----- memory --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "chunk",
+    [
+        pytest.param((b"a" * 79 + b"\r\n") * 800, id="lines"),
+        pytest.param(b"a" * 65536, id="no-line-feeds"),
+        pytest.param((long_line(9000) + b"\r\n") * 7, id="long-lines"),
+    ],
+)
+def test_buffers_stay_bounded_during_a_flood_without_catch_up(chunk: bytes) -> None:
+    """Dropped bytes are freed as the flood goes on, with nothing parsing: the buffers
+    never hold more than twice what is pending, and the memory allocated stays small."""
+    model = ScreenModel(80, 24)
+    most_buffered = 0
+    fed = 0
+    tracemalloc.start()
+    try:
+        while fed < 60_000_000:
+            model.feed(chunk)
+            fed += len(chunk)
+            buffered = model.buffered_bytes
+            assert buffered <= 2 * model.pending_bytes
+            most_buffered = max(most_buffered, buffered)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert model.skipped_bytes > fed - 4 * COMPACT_MIN
+    assert most_buffered < 4 * COMPACT_MIN
+    assert peak < 2 * 1024 * 1024
 
 
 def test_resize_is_ordered_with_the_output() -> None:
