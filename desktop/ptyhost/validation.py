@@ -7,6 +7,7 @@ import re
 import shutil
 from collections.abc import Mapping
 
+from desktop.config import user_environment
 from desktop.ptyhost.terminal import TerminalSpec
 
 MAX_DIMENSION = 1000
@@ -89,7 +90,7 @@ def parse_args(value: object) -> list[str]:
 
 
 def base_environment() -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if key not in HIDDEN_ENV}
+    env = {key: value for key, value in user_environment().items() if key not in HIDDEN_ENV}
     env["TERM"] = "xterm-256color"
     env["COLORTERM"] = "truecolor"
     return env
