@@ -1,10 +1,11 @@
 """Screen model throughput: feeding floods (skipped at C speed) vs parsing with pyte.
 
 Prints medians of N runs (default 5), all measured in the same run:
-- feed throughput (MB/s) of 50 MB of `yes` output, `seq 1 10000000` output and 50 MB of
-  ls/git-like coloured lines, each in 64 KiB chunks as the PTY host's reader delivers them,
-  then the time of catch_up + checkpoint after the flood and how many bytes were left to
-  parse;
+- feed throughput (MB/s) of 50 MB of `yes` output, `seq 1 10000000` output, 50 MB of
+  ls/git-like coloured lines, 100 MB without a line feed (`head -c 100000000 /dev/zero |
+  tr '\\0' a`) and 50 MB of 10,000-character lines, each in 64 KiB chunks as the PTY host's
+  reader delivers them, then the time of catch_up + checkpoint after the flood and how many
+  bytes were left to parse;
 - the baseline: plain pyte (Screen + ByteStream) parsing 2 MB of the same outputs;
 - output the model cannot skip (cursor-addressed full-screen redraws, as vim/htop send):
   parse throughput of the model (feed + catch_up), of its parser classes alone, of the
@@ -44,6 +45,16 @@ def coloured_output(size: int) -> bytes:
         % (i % 8, i, i % 97, i % 256, i * 7)
         for i in range(20000)
     )
+    return (block * (size // len(block) + 1))[:size]
+
+
+def no_line_feeds(size: int) -> bytes:
+    return b"a" * size
+
+
+def long_lines(size: int, length: int = 10_000) -> bytes:
+    line = bytes(range(0x20, 0x7F)) * (length // 95 + 1)
+    block = b"".join(line[i % 95 : i % 95 + length] + b"\r\n" for i in range(97))
     return (block * (size // len(block) + 1))[:size]
 
 
@@ -140,9 +151,16 @@ def main() -> None:
     print(f"terminal {cols}x{rows}, medians of {runs} runs, feeds in {CHUNK // 1024} KiB chunks")
 
     yes, seq, coloured = yes_output(50 * MB), seq_output(10_000_000), coloured_output(50 * MB)
+    plain, long = no_line_feeds(100 * MB), long_lines(50 * MB)
     print("\nbaseline: plain pyte Screen + ByteStream on 2 MB")
     baselines = {}
-    for name, data in (("yes", yes), ("seq", seq), ("coloured", coloured)):
+    for name, data in (
+        ("yes", yes),
+        ("seq", seq),
+        ("coloured", coloured),
+        ("no LF", plain),
+        ("long lines", long),
+    ):
         baselines[name] = parse_rate(data[: 2 * MB], pyte_feeder(cols, rows), runs)
         print(f"  {name:<10} {baselines[name]:6.2f} MB/s")
 
@@ -150,6 +168,9 @@ def main() -> None:
     flood("yes (50 MB)", yes, cols, rows, runs, baselines["yes"])
     flood("seq 1 10000000", seq, cols, rows, runs, baselines["seq"])
     flood("coloured lines (50 MB)", coloured, cols, rows, runs, baselines["coloured"])
+    flood("no line feeds (100 MB of 'a')", plain, cols, rows, runs, baselines["no LF"])
+    flood("10,000-character lines (50 MB)", long, cols, rows, runs, baselines["long lines"])
+    del yes, seq, coloured, plain, long
 
     redraws = redraw_output(60, cols, rows)
     print(f"\nnot skippable: cursor-addressed full-screen redraws ({len(redraws) / MB:.1f} MB)")

@@ -5,8 +5,9 @@ The PTY host's reader calls `feed` for every chunk of output. Feeding only queue
 `catch_up`, which the host runs in a worker thread when the terminal is quiet, when too
 much is queued (`pending_bytes`; the host stops reading the PTY meanwhile, so no byte is
 ever dropped) and before a checkpoint. Queued output that cannot change the final screen is
-dropped on the way (see screen_skip), so floods of plain or coloured lines never reach the
-parser.
+dropped on the way (see screen_skip), so floods of plain or coloured lines, and of long lines
+without line feeds, never reach the parser. What is dropped or parsed is freed as it goes:
+a segment's buffer is at most about twice what it still queues.
 
 Threads: `_lock` guards the queue and is held only briefly (feed never waits for a parse);
 `_parse_lock` serialises everything that touches the pyte screen.
@@ -17,9 +18,19 @@ from __future__ import annotations
 import threading
 from collections import deque
 
+from pyte import modes as mo
+
 from desktop.ptyhost.screen_checkpoint import checkpoint as serialise
 from desktop.ptyhost.screen_fast import FastScreen, FastStream
-from desktop.ptyhost.screen_skip import find_cut, first_non_simple, scan, sgr_replay
+from desktop.ptyhost.screen_skip import (
+    find_cut,
+    first_non_simple,
+    long_runs,
+    run_keep,
+    scan,
+    sgr_replay,
+    text_runs,
+)
 
 MAX_SIZE = 9999  # CSI parameters stop there, so a checkpoint could not address more
 # Feeding tries to skip once the front segment reaches this size, then at each doubling.
@@ -80,13 +91,7 @@ class _Segment:
             self.scanned, self.first_unsafe = scan(self.data, end)
         elif self.scanned < end:
             self.scanned = end  # an unfinished sequence at the end went: classify from here
-        if self.start * 2 >= len(self.data):
-            # Drop consumed bytes once they are half the buffer: amortised O(1) per byte.
-            del self.data[: self.start]
-            self.scanned -= self.start
-            if self.first_unsafe >= 0:
-                self.first_unsafe -= self.start
-            self.start = 0
+        self._trim()
         self.next_compact = max(COMPACT_MIN, len(self) * 2)
         return piece
 
@@ -96,6 +101,18 @@ class _Segment:
         assert len(replacement) <= end - self.start
         self.start = end - len(replacement)
         self.data[self.start : end] = replacement
+        self._trim()
+
+    def _trim(self) -> None:
+        """Free the consumed or dropped bytes before `start` once they are half the buffer:
+        amortised O(1) per byte, and the buffer stays under twice what is queued."""
+        start = self.start
+        if start and start * 2 >= len(self.data):
+            del self.data[:start]
+            self.scanned -= start
+            if self.first_unsafe >= 0:
+                self.first_unsafe -= start
+            self.start = 0
 
 
 class _Resize:
@@ -122,6 +139,7 @@ class ScreenModel:
         self._parsing = False
         self._front_ground = True  # parser between sequences, no partial UTF-8 character
         self._front_safe = True  # ... and on the main screen with no scroll region
+        self._front_wraps = True  # ... and with auto-wrap on and insert mode off
         self._in_sequence_step = IN_SEQUENCE_STEP
         self.skipped_bytes = 0  # statistics: queued bytes dropped without parsing
 
@@ -136,6 +154,13 @@ class ScreenModel:
     def pending_bytes(self) -> int:
         """Queued bytes not parsed yet (after skipping)."""
         return self._pending
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Bytes the queue's buffers hold: the pending ones and those parsed or dropped but
+        not freed yet, which are never more than the pending ones."""
+        with self._lock:
+            return sum(len(item.data) for item in self._queue if isinstance(item, _Segment))
 
     def feed(self, data: bytes | bytearray | memoryview) -> None:
         """Queue output bytes. Never parses and never waits for a parse."""
@@ -181,13 +206,33 @@ class ScreenModel:
 
     def _compact(self, segment: _Segment) -> None:
         """Drop what the simple output at the front of the front segment makes irrelevant
-        (see screen_skip)."""
-        data, start = segment.data, segment.start
-        cut = find_cut(data, start, segment.scanned, 2 * self._screen.lines)
+        (see screen_skip): the lines before the last 2 * rows line feeds or the last long
+        run of text, then the start of each long run. What is kept before the last dropped
+        part moves up to it."""
+        data, start, end = segment.data, segment.start, segment.scanned
+        cols, rows = self._screen.columns, self._screen.lines
+        drops: list[tuple[int, int]] = []
+        cut = find_cut(data, start, end, 2 * rows)
+        if self._front_wraps:
+            drops, last_run = text_runs(data, start, end, cols, rows, MIN_SKIP)
+            if last_run >= 0:
+                # It wraps at least 2 * rows times: as good as that many line feeds.
+                line_start = data.rfind(b"\r\n", start, last_run)
+                if line_start >= 0:
+                    cut = max(cut, line_start + 2)
+        kept: list[bytes | bytearray] = []
+        position = start
         if cut - start >= MIN_SKIP:
-            replay = sgr_replay(data, start, cut) + b"\r"
-            segment.replace_front(cut, replay)
-            dropped = cut - start - len(replay)
+            kept.append(sgr_replay(data, start, cut) + b"\r")
+            position = cut
+        for drop_start, drop_end in drops:
+            if drop_start >= position:
+                kept.append(data[position:drop_start])
+                position = drop_end
+        if position > start:
+            replacement = b"".join(kept)
+            segment.replace_front(position, replacement)
+            dropped = position - start - len(replacement)
             self._pending -= dropped
             self.skipped_bytes += dropped
         segment.next_compact = max(COMPACT_MIN, len(segment) * 2)
@@ -228,13 +273,14 @@ class ScreenModel:
                         budget -= len(item)
             finally:
                 ground = self._stream.at_ground
-                safe = (
-                    ground and self._screen.margins is None and not self._screen.in_alternate_screen
-                )
+                screen = self._screen
+                safe = ground and screen.margins is None and not screen.in_alternate_screen
+                wraps = safe and mo.DECAWM in screen.mode and mo.IRM not in screen.mode
                 with self._lock:
                     self._parsing = False
                     self._front_ground = ground
                     self._front_safe = safe
+                    self._front_wraps = wraps
                     if ground:
                         self._in_sequence_step = IN_SEQUENCE_STEP
 
@@ -274,13 +320,18 @@ class ScreenModel:
 
     def _piece_end(self, segment: _Segment) -> int:
         """Where to stop parsing a segment with a non-simple sequence at `first_unsafe`: just
-        past it when enough simple lines follow to skip some, else after a large piece
-        (each piece costs a lock round and a scan; tiny ones add up)."""
+        past it when enough simple lines follow to skip some, or at the start of a run of
+        text long enough to cut, else after a large piece (each piece costs a lock round and
+        a scan; tiny ones add up)."""
         data = segment.data
-        line_feeds = 2 * self._screen.lines
+        screen = self._screen
+        line_feeds = 2 * screen.lines
         position = segment.first_unsafe
         stop = min(len(data), position + MAX_PIECE)
-        if data.count(b"\n", position, stop) < line_feeds:
+        min_run = max(run_keep(screen.columns, screen.lines), MIN_SKIP)
+        runs = long_runs(data, position + 1, stop, min_run, first_only=True)
+        run_start = runs[0][0] if runs else stop
+        if data.count(b"\n", position, stop) < line_feeds and not runs:
             return stop
         while True:
             following = first_non_simple(data, position + 1, stop)
@@ -288,6 +339,8 @@ class ScreenModel:
             if data.count(b"\n", position, gap_end) >= line_feeds:
                 line_end = data.find(b"\n", position, position + SEQUENCE_SLACK)
                 return line_end + 1 if line_end >= 0 else min(len(data), position + SEQUENCE_SLACK)
+            if run_start < gap_end:
+                return max(position + 1, run_start)
             if following < 0:
                 return stop
             position = following

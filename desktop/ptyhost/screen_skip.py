@@ -28,6 +28,43 @@ only the simple bytes before the first non-simple sequence.
 The model skips only on the main screen (the proof does not need it; being conservative costs
 nothing there). Bytes U+009B/U+009D (C2 9B, C2 9D in UTF-8) are C1 CSI/OSC introducers for
 pyte, so they are not simple.
+
+Long lines without line feeds: a "run" is a stretch of printable ASCII bytes (0x20-0x7e) in
+simple output, not inside a CSI sequence (the parameters and final of `ESC [ 3 1 m` are
+printable too: a run that follows an ESC starts after the sequence). Claim: from any state
+with auto-wrap on (DECAWM), insert mode off and no scroll region, with the parser between
+sequences, a run of L characters and its last L' characters, where L' = L - D with D a
+multiple of `cols` and L' >= (2 * rows - 1) * cols + 1, end in the same state. So a run can
+be cut to its last K + (L mod cols) characters, K = (2 * rows + 1) * cols (more than needed).
+- Each character is one cell wide. pyte draws it at cursor column x if x < cols; if x = cols
+  (the pending-wrap position after the last column) it first wraps (CR, then index: down a
+  row, or at the bottom row a scroll of the whole screen that pops the bottom line, so it
+  comes back blank: a fresh line with the default blank, which only DECSCNM sets; LNM adds
+  a CR, a no-op at column 0) and draws at column 0. Then x = column + 1, so x <= cols.
+- So, from cursor column x0 (0..cols), character i (from 1) goes to column (x0 + i - 1) mod
+  cols, and for i >= 2 a wrap comes before it exactly when that column is 0 (the one before
+  went to the last column); the first wraps only if x0 = cols. This holds for one column,
+  for a pending wrap at the start and for a run that starts mid-row. With D a multiple of
+  cols, character j of the kept tail goes to the same column in both runs, and from j = 2 on
+  both runs do the same thing: the same wraps and the same cells drawn with the same pen (no
+  SGR inside a run). Only the cursor row and the screen at the start of the tail differ.
+- The kept tail has at least floor((L' - 1) / cols) >= 2 * rows - 1 wraps from j = 2 on. Each
+  wrap moves the cursor down (the row clamps at the bottom) or, at the bottom, scrolls; after
+  rows - 1 of them both runs are on the bottom row, and from the next one on they do the very
+  same operations, including at least rows scrolls. Every row on screen at the end therefore
+  came in blank from the bottom during that common part and got the same cells: the screen,
+  the cursor (x, bottom row) and the pen are equal; nothing else is touched by drawing.
+- With auto-wrap off or insert mode on, characters act differently, so the model cuts runs
+  only when the parsed front of the queue has auto-wrap on and insert mode off (simple
+  output cannot change modes), besides the conditions of the first claim.
+- A run of n characters wraps at least floor((n - 1) / cols) times from any start column,
+  and each wrap moves down or scrolls as a line feed does: in the first claim, T may hold a
+  run of at least (2 * rows + 1) * cols characters instead of 2 * rows line feeds (with
+  auto-wrap on). So the lines before the last such run (from the CR LF before it) go too.
+Runs are found at C speed: aligned blocks of half the shortest run worth cutting are probed
+with one regex match each (which stops at the first control: text with line breaks costs a
+few steps per block); a block with no control is widened to its run. Multi-byte UTF-8 text is
+not cut (one-cell and other characters would have to be told apart).
 """
 
 from __future__ import annotations
@@ -107,3 +144,87 @@ def find_cut(data: bytearray, start: int, end: int, line_feeds: int) -> int:
             return -1
     pair = data.rfind(b"\r\n", start, position)
     return -1 if pair < 0 else pair + 2
+
+
+# ----- runs of printable ASCII text ---------------------------------------------------------
+
+# Printable ASCII from a position: a match stops at the first other byte (C speed).
+PRINTABLE = re.compile(rb"[\x20-\x7e]*")
+SIMPLE_CSI_BODY = re.compile(rb"\[[0-9;]*[" + re.escape(SIMPLE_CSI_FINALS) + rb"]")
+ESC = 0x1B
+
+
+def run_keep(cols: int, rows: int) -> int:
+    """The part of a run that is always kept (plus length mod cols)."""
+    return (2 * rows + 1) * cols
+
+
+def _printable_until(data: bytearray, start: int, end: int) -> int:
+    """The end of the printable bytes from data[start] (at most `end`)."""
+    found = PRINTABLE.match(data, start, end)
+    assert found is not None  # the pattern matches the empty string
+    return found.end()
+
+
+def _run_start(data: bytearray, start: int, position: int, block: int) -> int:
+    """Where the printable bytes ending at data[position - 1] begin (not before `start`)."""
+    high = position
+    while high > start:
+        low = max(start, high - block)
+        backwards = data[low:high][::-1]
+        printable = _printable_until(backwards, 0, len(backwards))
+        if printable < len(backwards):
+            return high - printable
+        high = low
+    return start
+
+
+def long_runs(
+    data: bytearray, start: int, end: int, min_length: int, first_only: bool = False
+) -> list[tuple[int, int]]:
+    """The maximal stretches of printable ASCII bytes (0x20-0x7e) at least `min_length` long
+    in data[start:end], as (start, end) pairs (only the first one if `first_only`). Every
+    such stretch holds a whole aligned block of half that length, and probing a block stops
+    at its first control byte."""
+    block = max(1, (min_length + 1) // 2)
+    runs = []
+    probe = start
+    while probe + block <= end:
+        if _printable_until(data, probe, probe + block) < probe + block:
+            probe += block
+            continue
+        run_end = _printable_until(data, probe + block, end)
+        run_start = _run_start(data, start, probe, block)
+        if run_end - run_start >= min_length:
+            runs.append((run_start, run_end))
+            if first_only:
+                break
+        probe = run_end + (start - run_end) % block  # the next aligned block
+    return runs
+
+
+def text_runs(
+    data: bytearray, start: int, end: int, cols: int, rows: int, min_drop: int
+) -> tuple[list[tuple[int, int]], int]:
+    """The runs of at least run_keep(cols, rows) characters in simple bytes data[start:end]
+    (which start between sequences): the parts of them that can be dropped (see above), each
+    at least `min_drop` long, as (start, end) pairs, and where the last such run starts (-1
+    if none), which wraps enough to stand for 2 * rows line feeds. Runs shorter than
+    `min_drop` are not looked for (on a tiny screen, the probes would be too many)."""
+    keep = run_keep(cols, rows)
+    dropped = []
+    last = -1
+    for run_start, run_end in long_runs(data, start, end, max(keep, min_drop)):
+        if run_start > start and data[run_start - 1] == ESC:
+            body = SIMPLE_CSI_BODY.match(data, run_start, run_end)
+            if body is None:
+                continue  # cannot happen in simple output; nothing is dropped if it does
+            run_start = body.end()
+        length = run_end - run_start
+        if length < keep:
+            continue
+        last = run_start
+        drop_end = run_end - keep - length % cols
+        if drop_end - run_start >= max(min_drop, 1):
+            dropped.append((run_start, drop_end))
+    return dropped, last
