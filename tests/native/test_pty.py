@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import select
 import signal
@@ -120,6 +121,9 @@ def child_states() -> dict[int, str]:
 
 
 def open_fd_count() -> int:
+    # Collect first: an earlier test's unreferenced file object closing its fd mid-test
+    # would otherwise look like a change made by the code under test.
+    gc.collect()
     return len(os.listdir("/proc/self/fd"))
 
 
