@@ -35,6 +35,7 @@ PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
 from desktop.config import web_dist_dir  # noqa: E402
+from tests.desktop.conftest import start_xvfb, stop_xvfb  # noqa: E402
 
 
 def desk_argv() -> list[str]:
@@ -44,24 +45,11 @@ def desk_argv() -> list[str]:
 
 @contextlib.contextmanager
 def xvfb() -> Iterator[str]:
-    read_end, write_end = os.pipe()
-    process = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write_end), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
-        pass_fds=(write_end,),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    os.close(write_end)
+    display = start_xvfb()
     try:
-        with os.fdopen(read_end, "rb") as pipe:
-            number = pipe.readline().strip().decode()
-        if not number.isdigit():
-            raise RuntimeError("Xvfb did not start")
-        yield f":{number}"
+        yield display.name
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        stop_xvfb(display)
 
 
 def base_env(data_dir: Path, runtime_dir: Path) -> dict[str, str]:

@@ -34,23 +34,11 @@ import aiohttp
 from playwright.sync_api import Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+sys.path.insert(0, str(ROOT))
+
+from tests.browser.helpers import CHROMIUM_ARGS, pid_alive  # noqa: E402
+
 SHELL = {"command": "bash", "args": ["--norc", "--noprofile"], "env": {"PS1": "$ "}}
-
-
-def pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 class Service:
