@@ -67,7 +67,9 @@ async def get_preference(request: web.Request) -> web.Response:
 
 async def put_preference(request: web.Request) -> web.Response:
     key = _pref_key(request)
-    if request.content_length is not None and request.content_length > PREF_VALUE_LIMIT:
+    declared = request.content_length or 0
+    # The body is measured too: a chunked upload declares no length.
+    if declared > PREF_VALUE_LIMIT or len(await request.read()) > PREF_VALUE_LIMIT:
         raise ApiError(413, "request.too_large", "A preference is at most 64 KiB of JSON.")
     body = await read_json_object(request)
     if "value" not in body:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import AsyncIterator
 
 import pytest
 from aiohttp.test_utils import TestClient
@@ -76,3 +77,18 @@ async def test_event_stream_delivers_published_events(
     second = await asyncio.wait_for(next_data(), 5)
     assert second == {"type": "pty.created", "properties": {"info": {"id": "pty_1"}}}
     response.close()
+
+
+async def test_chunked_oversized_preference_is_413(
+    client: TestClient, auth: dict[str, str]
+) -> None:
+    async def chunks() -> AsyncIterator[bytes]:
+        yield b'{"value": "'
+        for _ in range(80):
+            yield b"x" * 1024
+        yield b'"}'
+
+    response = await client.put("/api/ui/prefs/chunked", data=chunks(), headers=auth)
+    assert response.status == 413
+    got = await client.get("/api/ui/prefs/chunked", headers=auth)
+    assert (await got.json())["data"]["value"] is None
