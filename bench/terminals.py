@@ -1,6 +1,6 @@
 """Terminal benchmarks: the real service + PTY host over a real WebSocket, beside raw PTY reads.
 
-Run: .venv/bin/python bench/terminals.py [--runs N] [--quick]
+Run: .venv/bin/python bench/terminals.py [--runs N] [--quick] [--only SECTION ...]
 
 Prints medians as a table; never asserts on time. Every figure is measured in this run next
 to a baseline measured the same way in the same run (a Python process reading a PTY
@@ -271,13 +271,15 @@ def percentile_ms(values: list[float], fraction: float) -> float:
 
 
 Row = tuple[str, str, str, str]
+SECTIONS = ("throughput", "echo", "reattach", "memory")
+
+
+def wanted(args: argparse.Namespace, section: str) -> bool:
+    return not args.only or section in args.only
 
 
 async def run(args: argparse.Namespace) -> list[Row]:
     rows: list[Row] = []
-    bulk_size = 20 * MB if args.quick else 100 * MB
-    seq_count = 2_000_000 if args.quick else 10_000_000
-    samples = 100 if args.quick else 300
     with tempfile.TemporaryDirectory(prefix="desk-bench-", dir="/tmp") as base:
         service = Service(Path(base))
         service.start()
@@ -285,76 +287,16 @@ async def run(args: argparse.Namespace) -> list[Row]:
             async with aiohttp.ClientSession(headers=service.headers) as session:
                 bench = Bench(service, session)
                 await bench.create("true")  # start the PTY host
-                for name, command in (
-                    (f"bulk {bulk_size // MB} MB of 'a'", bulk_command(bulk_size)),
-                    (f"seq 1 {seq_count}", seq_command(seq_count)),
-                    (
-                        f"bulk {bulk_size // MB} MB of 80-column lines of 'a'",
-                        lines_command(bulk_size),
-                    ),
-                ):
-                    ours, raw = [], []
-                    progress(f"throughput: {name}")
-                    for _ in range(args.runs):
-                        size, seconds = await bench.throughput(command)
-                        ours.append(size / seconds / MB)
-                        raw_size, raw_seconds = await asyncio.to_thread(raw_pty_read, command)
-                        raw.append(raw_size / raw_seconds / MB)
-                    rows.append(
-                        (
-                            f"throughput, {name}",
-                            f"{statistics.median(ours):.1f} MB/s",
-                            f"{statistics.median(raw):.1f} MB/s",
-                            f"{statistics.median(ours) / statistics.median(raw):.2f}x",
-                        )
-                    )
-
-                progress("echo latency")
-                raw_echo = await asyncio.to_thread(raw_echo_latencies, samples)
-                idle = await bench.echo_latencies(samples)
-                for label, values in (("p50", 0.5), ("p99", 0.99)):
-                    rows.append(
-                        (
-                            f"echo {label}, idle",
-                            f"{percentile_ms(idle, values):.2f} ms",
-                            f"{percentile_ms(raw_echo, values):.2f} ms",
-                            f"{percentile_ms(idle, values) / percentile_ms(raw_echo, values):.1f}x",
-                        )
-                    )
-                floods = [await bench.create("exec yes 'flood flood flood'") for _ in range(4)]
-                for with_tabs in (False, True):
-                    readers = None
-                    if with_tabs:
-                        ids = [f["id"] for f in floods]
-                        readers = flood_readers(service.url, service.token, ids)
-                    await asyncio.sleep(1.0)  # let the floods (and their tabs) get going
-                    before = [(await bench.get(f["id"]))["output"]["tail"] for f in floods]
-                    busy = await bench.echo_latencies(samples)
-                    after = [(await bench.get(f["id"]))["output"]["tail"] for f in floods]
-                    raw_busy = await asyncio.to_thread(raw_echo_latencies, samples)
-                    if readers is not None:
-                        readers.kill()
-                        readers.wait()
-                    where = "read by 4 tabs" if with_tabs else "no tab attached"
-                    for label, values in (("p50", 0.5), ("p99", 0.99)):
-                        ours_ms = percentile_ms(busy, values)
-                        raw_ms = percentile_ms(raw_busy, values)
-                        rows.append(
-                            (
-                                f"echo {label}, beside 4 floods ({where})",
-                                f"{ours_ms:.2f} ms",
-                                f"{raw_ms:.2f} ms",
-                                f"{ours_ms / raw_ms:.1f}x",
-                            )
-                        )
-                    flooded = (sum(after) - sum(before)) / MB
-                    rows.append(("  (flood output meanwhile)", f"{flooded:.0f} MB", "", ""))
-                for flood in floods:
-                    await bench.delete(flood["id"])
-
-                rows.extend(await reattach_and_checkpoint(bench, args))
+                if wanted(args, "throughput"):
+                    rows.extend(await throughputs(bench, args))
+                if wanted(args, "echo"):
+                    rows.extend(await echoes(bench, args))
+                if wanted(args, "reattach"):
+                    rows.extend(await reattach_and_checkpoint(bench, args))
         finally:
             await service.stop()
+    if not wanted(args, "memory"):
+        return rows
     # Memory in a fresh service and host, so earlier floods do not blur the figures.
     with tempfile.TemporaryDirectory(prefix="desk-bench-", dir="/tmp") as base:
         service = Service(Path(base))
@@ -366,6 +308,85 @@ async def run(args: argparse.Namespace) -> list[Row]:
                 rows.extend(await memory(bench, service, args))
         finally:
             await service.stop()
+    return rows
+
+
+async def throughputs(bench: Bench, args: argparse.Namespace) -> list[Row]:
+    rows: list[Row] = []
+    bulk_size = 20 * MB if args.quick else 100 * MB
+    seq_count = 2_000_000 if args.quick else 10_000_000
+    for name, command in (
+        (f"bulk {bulk_size // MB} MB of 'a'", bulk_command(bulk_size)),
+        (f"seq 1 {seq_count}", seq_command(seq_count)),
+        (
+            f"bulk {bulk_size // MB} MB of 80-column lines of 'a'",
+            lines_command(bulk_size),
+        ),
+    ):
+        ours, raw = [], []
+        progress(f"throughput: {name}")
+        for _ in range(args.runs):
+            size, seconds = await bench.throughput(command)
+            ours.append(size / seconds / MB)
+            raw_size, raw_seconds = await asyncio.to_thread(raw_pty_read, command)
+            raw.append(raw_size / raw_seconds / MB)
+        rows.append(
+            (
+                f"throughput, {name}",
+                f"{statistics.median(ours):.1f} MB/s",
+                f"{statistics.median(raw):.1f} MB/s",
+                f"{statistics.median(ours) / statistics.median(raw):.2f}x",
+            )
+        )
+    return rows
+
+
+async def echoes(bench: Bench, args: argparse.Namespace) -> list[Row]:
+    rows: list[Row] = []
+    samples = 100 if args.quick else 300
+    service = bench.service
+    progress("echo latency")
+    raw_echo = await asyncio.to_thread(raw_echo_latencies, samples)
+    idle = await bench.echo_latencies(samples)
+    for label, values in (("p50", 0.5), ("p99", 0.99)):
+        rows.append(
+            (
+                f"echo {label}, idle",
+                f"{percentile_ms(idle, values):.2f} ms",
+                f"{percentile_ms(raw_echo, values):.2f} ms",
+                f"{percentile_ms(idle, values) / percentile_ms(raw_echo, values):.1f}x",
+            )
+        )
+    floods = [await bench.create("exec yes 'flood flood flood'") for _ in range(4)]
+    for with_tabs in (False, True):
+        readers = None
+        if with_tabs:
+            ids = [f["id"] for f in floods]
+            readers = flood_readers(service.url, service.token, ids)
+        await asyncio.sleep(1.0)  # let the floods (and their tabs) get going
+        before = [(await bench.get(f["id"]))["output"]["tail"] for f in floods]
+        busy = await bench.echo_latencies(samples)
+        after = [(await bench.get(f["id"]))["output"]["tail"] for f in floods]
+        raw_busy = await asyncio.to_thread(raw_echo_latencies, samples)
+        if readers is not None:
+            readers.kill()
+            readers.wait()
+        where = "read by 4 tabs" if with_tabs else "no tab attached"
+        for label, values in (("p50", 0.5), ("p99", 0.99)):
+            ours_ms = percentile_ms(busy, values)
+            raw_ms = percentile_ms(raw_busy, values)
+            rows.append(
+                (
+                    f"echo {label}, beside 4 floods ({where})",
+                    f"{ours_ms:.2f} ms",
+                    f"{raw_ms:.2f} ms",
+                    f"{ours_ms / raw_ms:.1f}x",
+                )
+            )
+        flooded = (sum(after) - sum(before)) / MB
+        rows.append(("  (flood output meanwhile)", f"{flooded:.0f} MB", "", ""))
+    for flood in floods:
+        await bench.delete(flood["id"])
     return rows
 
 
@@ -557,6 +578,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3, help="repetitions for medians")
     parser.add_argument("--quick", action="store_true", help="smaller outputs, fewer samples")
+    parser.add_argument(
+        "--only",
+        choices=SECTIONS,
+        action="append",
+        help="run only these sections (repeatable); all by default",
+    )
     args = parser.parse_args(argv)
     rows = asyncio.run(run(args))
     print_table(rows)
