@@ -172,8 +172,8 @@ class Bench:
         url = f"{self.service.url}/api/pty/{terminal_id}/connect".replace("http", "ws", 1)
         return await self.session.ws_connect(url, params=query, max_msg_size=0)
 
-    async def read_until_replayed(self, socket: aiohttp.ClientWebSocketResponse) -> int:
-        """Consume frames through replay_complete; returns replay bytes (acked)."""
+    async def read_acking(self, socket: aiohttp.ClientWebSocketResponse, until: str) -> int:
+        """Output bytes received (each message acked) until a text frame of type `until`."""
         received = 0
         while True:
             message = await socket.receive()
@@ -181,29 +181,23 @@ class Bench:
                 received += len(message.data)
                 await socket.send_str(json.dumps({"type": "ack", "bytes": len(message.data)}))
             elif message.type == aiohttp.WSMsgType.TEXT:
-                if json.loads(message.data)["type"] == "replay_complete":
+                if json.loads(message.data)["type"] == until:
                     return received
             else:
                 raise RuntimeError(f"socket ended: {message}")
+
+    async def read_until_replayed(self, socket: aiohttp.ClientWebSocketResponse) -> int:
+        """Consume frames through replay_complete; returns replay bytes (acked)."""
+        return await self.read_acking(socket, "replay_complete")
 
     async def throughput(self, command: str) -> tuple[int, float]:
         """Bytes and seconds from `go` to `exited` for one WebSocket client (acking)."""
         info = await self.create("read go; " + command)
         socket = await self.connect(info["id"], cursor=str(info["output"]["tail"]))
         await self.read_until_replayed(socket)
-        total = 0
         started = time.perf_counter()
         await socket.send_bytes(b"\r")
-        while True:
-            message = await socket.receive()
-            if message.type == aiohttp.WSMsgType.BINARY:
-                total += len(message.data)
-                await socket.send_str(json.dumps({"type": "ack", "bytes": len(message.data)}))
-            elif message.type == aiohttp.WSMsgType.TEXT:
-                if json.loads(message.data)["type"] == "exited":
-                    break
-            else:
-                raise RuntimeError(f"socket ended: {message}")
+        total = await self.read_acking(socket, "exited")
         elapsed = time.perf_counter() - started
         await socket.close()
         await self.delete(info["id"])
