@@ -11,6 +11,7 @@ from desktop.server.appkeys import EVENTS, INFLIGHT, SETTINGS, STORE, TOKEN
 from desktop.server.auth import make_auth_middleware
 from desktop.server.errors import error_middleware
 from desktop.server.events import EventBus
+from desktop.server.hosts import HostPolicy, make_host_middleware
 from desktop.server.inflight import InFlight
 from desktop.server.routes_core import api_not_found, setup_core_routes
 from desktop.server.terminals import setup_terminals
@@ -24,7 +25,12 @@ def create_app(settings: Settings, *, token: str) -> web.Application:
     settings.ensure_dirs()
     inflight = InFlight()
     app = web.Application(
-        middlewares=[inflight.middleware, error_middleware, make_auth_middleware(token)],
+        middlewares=[
+            make_host_middleware(HostPolicy(settings.allowed_hosts)),
+            inflight.middleware,
+            error_middleware,
+            make_auth_middleware(token),
+        ],
         client_max_size=MAX_BODY_BYTES,
     )
     app[INFLIGHT] = inflight

@@ -1,0 +1,73 @@
+"""DNS-rebinding defence: answer only requests addressed to a loopback host name.
+
+A page on another site can point its own host name at 127.0.0.1 and so reach the service
+from the user's browser as a same-origin request. The token still guards the API, but the
+UI shell is public and a rebinding page could probe it or pile up tickets; refusing every
+request whose `Host` is not a loopback name (as Jupyter does) closes that door for all
+routes at once. A browser that reaches Desk through an SSH tunnel still says
+`127.0.0.1:<local port>` or `localhost:<port>`, so tunnels keep working on any port.
+Deliberate remote set-ups name their host names in `DESK_ALLOWED_HOSTS` (or `*`).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable
+
+from aiohttp import web
+
+from desktop.server.errors import Handler, error_response
+
+LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain"})
+
+
+def host_name(host_header: str) -> str:
+    """The name part of a Host header: no port, no IPv6 brackets, lower case."""
+    value = host_header.strip().lower()
+    if value.startswith("["):
+        end = value.find("]")
+        return value[1:end] if end > 0 else value
+    if value.count(":") == 1:
+        value = value.split(":", 1)[0]
+    return value.rstrip(".")
+
+
+def is_loopback_name(name: str) -> bool:
+    if name in LOOPBACK_NAMES or name.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+class HostPolicy:
+    """Which Host names the service answers: loopback names plus the configured extras."""
+
+    def __init__(self, allowed: Iterable[str] = ()) -> None:
+        extras = {host_name(item) for item in allowed if item.strip()}
+        self.allow_any = "*" in extras
+        self.extras = frozenset(extras - {"*"})
+
+    def allows(self, host_header: str | None) -> bool:
+        if self.allow_any:
+            return True
+        if not host_header:
+            return False
+        name = host_name(host_header)
+        return is_loopback_name(name) or name in self.extras
+
+
+def make_host_middleware(policy: HostPolicy) -> web.middleware:  # type: ignore[valid-type]
+    @web.middleware
+    async def host_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if policy.allows(request.headers.get("Host")):
+            return await handler(request)
+        return error_response(
+            403,
+            "host.forbidden",
+            "This Desk service answers only requests addressed to a loopback host "
+            "(127.0.0.1, localhost, [::1]); list other host names in DESK_ALLOWED_HOSTS.",
+        )
+
+    return host_middleware
