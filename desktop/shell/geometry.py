@@ -19,9 +19,33 @@ _MAX_OFFSET = 32768
 class Geometry:
     width: int = 1200
     height: int = 800
-    x: int | None = None  # None: let the toolkit centre the window
+    x: int | None = None  # None: no saved position, see `placed_on_screen`
     y: int | None = None
     maximized: bool = False
+
+
+# Room kept free around a first window: a title bar and panels the toolkit cannot see.
+_SCREEN_MARGIN = 0.05
+_TITLE_BAR = 32
+
+
+def placed_on_screen(geometry: Geometry, screen_width: int, screen_height: int) -> Geometry:
+    """A window with no saved position: shrunk to fit the screen, then centred on it.
+
+    The toolkits' own centring (Qt: screen centre minus the client area's centre, then 16 px
+    up) puts a window as tall as the screen above its top edge, header and all. Coordinates
+    are relative to the screen's origin, as pywebview expects.
+    """
+    if geometry.x is not None or screen_width <= 0 or screen_height <= 0:
+        return geometry
+    margin_x = int(screen_width * _SCREEN_MARGIN)
+    margin_y = int(screen_height * _SCREEN_MARGIN)
+    width = max(MIN_WIDTH, min(geometry.width, screen_width - 2 * margin_x))
+    height = max(MIN_HEIGHT, min(geometry.height, screen_height - 2 * margin_y - _TITLE_BAR))
+    x = max(0, (screen_width - width) // 2)
+    # Qt places a window's frame, title bar included, at (x, y): centre frame and content.
+    y = max(0, (screen_height - height - _TITLE_BAR) // 2)
+    return replace(geometry, width=width, height=height, x=x, y=y)
 
 
 def _int_in(value: object, low: int, high: int) -> int | None:

@@ -27,8 +27,10 @@ from desktop.config import Settings, ensure_private_dir, web_dist_dir
 from desktop.shell.geometry import (
     MIN_HEIGHT,
     MIN_WIDTH,
+    Geometry,
     GeometryTracker,
     load_geometry,
+    placed_on_screen,
 )
 from desktop.shell.probe import WindowProbe, make_qt_gui_caller
 from desktop.shell.qtcheck import missing_xcb_libraries
@@ -174,8 +176,9 @@ def _show(settings: Settings, starter: ServiceStarter, gui: Gui) -> int:
     import webview
 
     path = geometry_path(settings)
-    tracker = GeometryTracker(load_geometry(path), path)
-    initial = tracker.geometry
+    saved = load_geometry(path)
+    tracker = GeometryTracker(saved, path)
+    initial = _first_placement(saved, gui)
     window: Any = webview.create_window(
         TITLE,
         html=STARTING_PAGE,
@@ -225,6 +228,20 @@ def _show(settings: Settings, starter: ServiceStarter, gui: Gui) -> int:
         if gui == "qt":
             _delete_pending_qt_objects()
     return 1 if failed.is_set() else 0
+
+
+def _first_placement(saved: Geometry, gui: Gui) -> Geometry:
+    """Where a window with no saved position opens: fitted to the primary screen, centred."""
+    if saved.x is not None or saved.maximized or gui != "qt":
+        return saved
+    # The module pywebview itself starts with; importing it first sets up QtWebEngine
+    # before the QApplication it creates here (and reuses for the window).
+    from webview.platforms import qt
+
+    screens = qt.get_screens()
+    if not screens:
+        return saved
+    return placed_on_screen(saved, int(screens[0].width), int(screens[0].height))
 
 
 def _name_qt_application() -> None:

@@ -81,6 +81,21 @@ def test_window_shows_the_ui_connected_and_quits_clean(window: Window) -> None:
     assert_nothing_left(window, again)
 
 
+def test_first_window_opens_centred_with_its_header_on_screen(window: Window) -> None:
+    assert not (window.desk.data_dir / "window.json").exists(), "a first run saves no geometry"
+    finish(window.launch(autoclose=True))
+    report = window.report()
+    assert report["connected"] is True
+    placed = report["window"]
+    assert isinstance(placed, dict)
+    # Xvfb's screen is 1280x800 (tests/desktop/conftest.py); the default window is 1200x800.
+    assert placed["y"] >= 0, f"the header is above the screen: {placed}"
+    assert placed["x"] >= 0 and placed["x"] + placed["width"] <= 1280, placed
+    assert placed["y"] + placed["height"] <= 800, f"the bottom is below the screen: {placed}"
+    left, right = placed["x"], 1280 - placed["x"] - placed["width"]
+    assert abs(left - right) <= 2, f"not centred: {placed}"
+
+
 def xdotool(display: str, *args: str) -> str:
     done = subprocess.run(
         ["xdotool", *args],

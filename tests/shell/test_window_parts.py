@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 from desktop.shell import qtcheck, window
-from desktop.shell.geometry import Geometry, GeometryTracker, load_geometry, save_geometry
+from desktop.shell.geometry import (
+    Geometry,
+    GeometryTracker,
+    load_geometry,
+    placed_on_screen,
+    save_geometry,
+)
 
 
 def test_geometry_round_trip(tmp_path: Path) -> None:
@@ -113,3 +119,23 @@ def test_missing_xcb_library_names_its_package(
         "libxcb-cursor.so.0 (apt-get install libxcb-cursor0)",
         "libfoo.so.9",
     ]
+
+
+def test_a_first_window_fits_a_small_screen_and_is_centred() -> None:
+    placed = placed_on_screen(Geometry(), 1280, 800)
+    assert placed.x is not None and placed.y is not None
+    assert placed.y >= 0 and placed.x >= 0
+    assert placed.y + placed.height <= 800
+    assert abs(placed.x - (1280 - placed.x - placed.width)) <= 1, "centred horizontally"
+    assert placed.height < Geometry().height, "the default 800 px would not fit with a title bar"
+
+
+def test_a_first_window_keeps_its_default_size_on_a_large_screen() -> None:
+    placed = placed_on_screen(Geometry(), 2560, 1440)
+    assert (placed.width, placed.height) == (Geometry().width, Geometry().height)
+    assert placed.x == (2560 - placed.width) // 2
+
+
+def test_a_saved_position_is_never_moved() -> None:
+    saved = Geometry(width=900, height=640, x=-200, y=5)
+    assert placed_on_screen(saved, 1280, 800) == saved
