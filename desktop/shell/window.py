@@ -238,7 +238,7 @@ def _first_placement(saved: Geometry, gui: Gui) -> Geometry:
     # before the QApplication it creates here (and reuses for the window).
     from webview.platforms import qt
 
-    screens = qt.get_screens()
+    screens = qt.get_screens()  # type: ignore[no-untyped-call]
     if not screens:
         return saved
     return placed_on_screen(saved, int(screens[0].width), int(screens[0].height))
