@@ -8,13 +8,23 @@ STAMPS := .stamps
 WEB_SOURCES := $(shell find web/src web/public web/scripts -type f 2>/dev/null) \
 	web/index.html web/vite.config.js web/package.json
 PY_BUILD_INPUTS := pyproject.toml setup.py $(wildcard native/*)
+PY_PATHS := desktop tests bench native setup.py build.spec
 
-.PHONY: run test lint typecheck pytest package setup setup-test clean
+.PHONY: run test check fix lint typecheck pytest fast-tests package setup setup-test clean
 
 run: setup
 	$(BIN)/desk
 
 test: setup-test lint typecheck pytest
+
+# The quick loop while working: lint, types and every test that needs no browser, window or
+# bundle (those run in `make test`).
+check: setup lint typecheck fast-tests
+
+# Rewrites what ruff can mend by itself (lint fixes, then formatting).
+fix: $(STAMPS)/venv
+	$(BIN)/ruff check --fix $(PY_PATHS)
+	$(BIN)/ruff format $(PY_PATHS)
 
 setup: $(STAMPS)/system-run $(STAMPS)/venv web/dist/index.html
 setup-test: $(STAMPS)/system-test $(STAMPS)/venv web/dist/index.html
@@ -47,14 +57,17 @@ web/dist/index.html: web/node_modules/.package-lock.json $(WEB_SOURCES)
 	@touch $@
 
 lint: $(STAMPS)/venv
-	$(BIN)/ruff check desktop tests bench native setup.py build.spec
-	$(BIN)/ruff format --check desktop tests bench native setup.py build.spec
+	$(BIN)/ruff check $(PY_PATHS)
+	$(BIN)/ruff format --check $(PY_PATHS)
 
 typecheck: $(STAMPS)/venv
 	$(BIN)/mypy
 
 pytest: setup-test
 	$(BIN)/pytest -q
+
+fast-tests: setup
+	$(BIN)/pytest -q -m "not browser and not desktop and not package"
 
 package: setup
 	$(BIN)/pyinstaller --noconfirm --log-level WARN build.spec

@@ -105,7 +105,7 @@ def test_in_flight_request_finishes_during_shutdown(settings: Settings) -> None:
     try:
         conn = socket.create_connection((host, int(port)), timeout=10)
         conn.sendall(
-            b"PUT /api/ui/prefs/inflight HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+            b"PUT /api/ui/prefs/inflight HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
             + f"Authorization: Bearer {ready['token']}\r\n".encode()
             + b"Expect: 100-continue\r\n"
             + f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode()

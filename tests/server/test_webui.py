@@ -87,7 +87,7 @@ async def test_root_files_of_the_build_are_served(client: TestClient) -> None:
 async def test_traversal_is_404_and_never_leaks(client: TestClient, raw: str) -> None:
     # A raw request line: HTTP clients (and browsers) would normalise the dots away.
     reader, writer = await asyncio.open_connection(client.host, client.port)
-    writer.write(f"GET {raw} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+    writer.write(f"GET {raw} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
     await writer.drain()
     answer = await reader.read()
     writer.close()
@@ -123,7 +123,7 @@ async def test_random_paths_never_escape_or_fail(client: TestClient) -> None:
     collect()
     for raw in paths:
         reader, writer = await asyncio.open_connection(client.host, client.port)
-        writer.write(f"GET {raw} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".encode())
+        writer.write(f"GET {raw} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
         await writer.drain()
         answer = await reader.read()
         writer.close()
