@@ -56,9 +56,10 @@ web/dist/index.html: web/node_modules/.package-lock.json $(WEB_SOURCES)
 	cd web && npm run build --silent
 	@touch $@
 
-lint: $(STAMPS)/venv
+lint: $(STAMPS)/venv web/node_modules/.package-lock.json
 	$(BIN)/ruff check $(PY_PATHS)
 	$(BIN)/ruff format --check $(PY_PATHS)
+	cd web && npm run lint --silent
 
 typecheck: $(STAMPS)/venv
 	$(BIN)/mypy

@@ -23,7 +23,7 @@ export async function api(method, path, { body, headers } = {}) {
     throw new ApiError(0, "network.unreachable", `The Desk service is unreachable (${error.message})`)
   }
   if (response.status === 204) return null
-  let payload = null
+  let payload
   try {
     payload = await response.json()
   } catch {

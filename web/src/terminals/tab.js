@@ -9,6 +9,7 @@ import { attachmentIdFor, loadCursor, saveCursor } from "./storage.js"
 const EMPTY = new Uint8Array(0)
 const RESIZE_QUIET_MS = 500
 // Answers xterm.js gives to queries (DA, DSR/CPR, window reports, OSC colour queries, DCS).
+// eslint-disable-next-line no-control-regex -- escape sequences are what it matches
 const TERMINAL_REPORT = /^\x1b(\[[?>=]?[\d;]*[cnRty]|\[\??[\d;]*\$y|\][^\x07\x1b]*(\x07|\x1b\\)|P[\s\S]*\x1b\\)$/
 
 function basename(path) {
