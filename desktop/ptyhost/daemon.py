@@ -24,8 +24,15 @@ from pathlib import Path
 
 from desktop.config import Settings
 from desktop.native import spawn
+from desktop.process.lock import FileLock
+from desktop.process.registration import (
+    HostRegistration,
+    remove_registration,
+    write_registration,
+)
 from desktop.ptyhost import revive
 from desktop.ptyhost.attachment import AttachError, Attachment
+from desktop.ptyhost.hostfiles import lock_path, read_host_registration, socket_path, usable
 from desktop.ptyhost.protocol import (
     MAX_HELLO_PAYLOAD,
     MAX_PAYLOAD,
@@ -37,15 +44,6 @@ from desktop.ptyhost.protocol import (
     ProtocolError,
     encode_json,
     error_message,
-)
-from desktop.ptyhost.registration import (
-    HostLock,
-    Registration,
-    read_registration,
-    remove_registration,
-    socket_path,
-    usable,
-    write_registration,
 )
 from desktop.ptyhost.terminal import FlowLimits, HostContext, Terminal, TerminalSpec
 from desktop.ptyhost.validation import (
@@ -614,7 +612,7 @@ class PtyHost:
     async def serve(self) -> int:
         settings = self.settings
         settings.ensure_dirs()
-        lock = HostLock(settings)
+        lock = FileLock(lock_path(settings))
         if not await self._acquire(lock):
             log.info("another PTY host already runs for %s", settings.runtime_dir)
             return 0
@@ -628,14 +626,16 @@ class PtyHost:
                 lambda: HostConnection(self), path=str(path)
             )
             await asyncio.to_thread(os.chmod, path, 0o600)
-            registration = Registration(
+            registration = HostRegistration(
                 pid=os.getpid(),
                 protocol=PROTOCOL_VERSION,
                 socket=str(path),
                 secret=self.secret,
                 epoch=self.epoch,
             )
-            await asyncio.to_thread(write_registration, settings, registration)
+            await asyncio.to_thread(
+                write_registration, settings.pty_host_registration_path, registration
+            )
             log.info("PTY host %s listening (pid %d)", self.epoch, os.getpid())
             for signum in (signal.SIGTERM, signal.SIGINT):
                 self.loop.add_signal_handler(signum, self._stop_and_save)
@@ -643,7 +643,12 @@ class PtyHost:
             self._arm_idle_timer()
             self._poll_foreground()
             save = await self.stopping
-            await asyncio.to_thread(remove_registration, settings, os.getpid())
+            await asyncio.to_thread(
+                remove_registration,
+                settings.pty_host_registration_path,
+                HostRegistration,
+                pid=os.getpid(),
+            )
             server.close()
             if save:
                 await self.save_terminals()
@@ -652,14 +657,14 @@ class PtyHost:
             await asyncio.to_thread(lock.release)
         return 0
 
-    async def _acquire(self, lock: HostLock) -> bool:
+    async def _acquire(self, lock: FileLock) -> bool:
         """Take the host lock. A host that is still saving and exiting holds it briefly: wait
         for it, unless another live host is registered and serving (then it wins)."""
         deadline = time.monotonic() + LOCK_WAIT_SECONDS
         while True:
-            if await asyncio.to_thread(lock.acquire):
+            if await asyncio.to_thread(lock.try_acquire):
                 return True
-            registration = await asyncio.to_thread(read_registration, self.settings)
+            registration = await asyncio.to_thread(read_host_registration, self.settings)
             if usable(registration) or time.monotonic() > deadline:
                 return False
             await asyncio.sleep(0.05)

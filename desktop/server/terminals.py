@@ -27,6 +27,7 @@ from desktop.ptyhost.client import (
     PtyHostError,
     TextMessage,
 )
+from desktop.ptyhost.launcher import ensure_host
 from desktop.ptyhost.protocol import OutputFrame, dumps
 from desktop.server.appkeys import EVENTS, SETTINGS
 from desktop.server.auth import AUTH_METHOD, own_origin
@@ -67,7 +68,7 @@ class TerminalService:
             return current
         async with self._lock:
             if self._client is None or self._client.closed:
-                self._adopt(await PtyHostClient.ensure(self.settings))
+                self._adopt(await ensure_host(self.settings))
             assert self._client is not None
             return self._client
 

@@ -5,7 +5,7 @@ The PTY host's reader calls `feed` for every chunk of output. Feeding only queue
 `catch_up`, which the host runs in a worker thread when the terminal is quiet, when too
 much is queued (`pending_bytes`; the host stops reading the PTY meanwhile, so no byte is
 ever dropped) and before a checkpoint. Queued output that cannot change the final screen is
-dropped on the way (see screen_skip), so floods of plain or coloured lines, and of long lines
+dropped on the way (see skip.py), so floods of plain or coloured lines, and of long lines
 without line feeds, never reach the parser. What is dropped or parsed is freed as it goes:
 a segment's buffer is at most about twice what it still queues.
 
@@ -20,9 +20,9 @@ from collections import deque
 
 from pyte import modes as mo
 
-from desktop.ptyhost.screen_checkpoint import checkpoint as serialise
-from desktop.ptyhost.screen_fast import FastScreen, FastStream
-from desktop.ptyhost.screen_skip import (
+from desktop.ptyhost.screen.checkpoint import checkpoint as serialise
+from desktop.ptyhost.screen.fast import FastScreen, FastStream
+from desktop.ptyhost.screen.skip import (
     find_cut,
     first_non_simple,
     long_runs,
@@ -206,7 +206,7 @@ class ScreenModel:
 
     def _compact(self, segment: _Segment) -> None:
         """Drop what the simple output at the front of the front segment makes irrelevant
-        (see screen_skip): the lines before the last 2 * rows line feeds or the last long
+        (see skip.py): the lines before the last 2 * rows line feeds or the last long
         run of text, then the start of each long run. What is kept before the last dropped
         part moves up to it."""
         data, start, end = segment.data, segment.start, segment.scanned

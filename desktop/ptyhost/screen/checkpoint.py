@@ -21,7 +21,7 @@ from pyte import graphics as g
 from pyte import modes as mo
 from pyte.screens import Char, wcwidth
 
-from desktop.ptyhost.screen_terminal import DEFAULT_MODES, Buffer, SavedCursor, TerminalScreen
+from desktop.ptyhost.screen.reference import DEFAULT_MODES, Buffer, SavedCursor, TerminalScreen
 
 # Any double-width character: drawn to create a placeholder cell, then replaced or shifted.
 WIDE_PLACEHOLDER = "\u4e00"
