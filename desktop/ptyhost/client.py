@@ -29,6 +29,9 @@ from desktop.ptyhost.protocol import (
     JsonFrame,
     OutputFrame,
     ProtocolError,
+    PtyHostError,
+    PtyHostUnavailable,
+    dumps,
     encode_input,
     encode_json,
 )
@@ -39,23 +42,6 @@ CONNECT_TIMEOUT = 5.0
 INBOUND_LIMIT = 2 * 1024 * 1024
 EVENT_QUEUE_LIMIT = 10_000
 SHUTDOWN_WAIT = 10.0
-
-
-class PtyHostError(Exception):
-    """The PTY host refused a request; `status` is the HTTP status that fits."""
-
-    def __init__(self, type: str, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.type = type
-        self.message = message
-        self.status = status
-
-
-class PtyHostUnavailable(PtyHostError):
-    """The PTY host could not be reached (not running, died, or refused us)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__("pty.host_unavailable", message, 503)
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,27 +205,24 @@ async def open_host_connection(
     return connection
 
 
+def _frame_error(frame: Frame | None) -> PtyHostError | None:
+    """The error an error frame carries."""
+    if isinstance(frame, JsonFrame) and frame.message.get("type") == "error":
+        return PtyHostError.from_json(frame.message.get("error"))
+    return None
+
+
 def _error_text(frame: Frame | None) -> str:
-    if isinstance(frame, JsonFrame):
-        error = frame.message.get("error")
-        if isinstance(error, dict):
-            return str(error.get("message"))
-        return str(frame.message.get("message", frame.text))
-    return "connection closed"
+    error = _frame_error(frame)
+    if error is not None:
+        return error.message
+    return frame.text if isinstance(frame, JsonFrame) else "connection closed"
 
 
 def _raise_for(answer: dict[str, object]) -> object:
     if answer.get("ok") is True:
         return answer.get("result")
-    error = answer.get("error")
-    if not isinstance(error, dict):
-        raise PtyHostError("pty.host_error", "The PTY host answered with an unknown error.", 502)
-    status = error.get("status")
-    raise PtyHostError(
-        str(error.get("type", "pty.host_error")),
-        str(error.get("message", "The PTY host refused the request.")),
-        status if isinstance(status, int) else 400,
-    )
+    raise PtyHostError.from_json(answer.get("error"))
 
 
 class PtyAttachment:
@@ -248,7 +231,7 @@ class PtyAttachment:
     def __init__(self, connection: FramedConnection, attached: dict[str, object]) -> None:
         self.connection = connection
         self.attached = attached
-        self.attached_text = _dumps(attached)
+        self.attached_text = dumps(attached)
 
     @property
     def attachment_id(self) -> str:
@@ -292,12 +275,6 @@ class PtyAttachment:
 
     def close(self) -> None:
         self.connection.close()
-
-
-def _dumps(message: dict[str, object]) -> str:
-    from desktop.ptyhost.protocol import dumps
-
-    return dumps(message)
 
 
 class PtyHostClient:
@@ -359,8 +336,8 @@ class PtyHostClient:
                         waiter.set_result(message)
                 elif "event" in message:
                     self._publish(message)
-                elif message.get("type") == "error":
-                    log.warning("PTY host error: %s", _error_text(frame))
+                elif (error := _frame_error(frame)) is not None:
+                    log.warning("PTY host error: %s", error.message)
         except PtyHostUnavailable as exc:
             log.warning("%s", exc)
         finally:
@@ -482,7 +459,9 @@ class PtyHostClient:
             _raise_for(answer.message)
             attached = await connection.recv()
             if not isinstance(attached, JsonFrame) or attached.message.get("type") != "attached":
-                raise PtyHostError("pty.not_found", _error_text(attached), 404)
+                raise _frame_error(attached) or PtyHostError(
+                    "pty.not_found", _error_text(attached), 404
+                )
         except BaseException:
             connection.close()
             raise

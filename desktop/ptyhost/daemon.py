@@ -31,7 +31,7 @@ from desktop.process.registration import (
     write_registration,
 )
 from desktop.ptyhost import revive
-from desktop.ptyhost.attachment import AttachError, Attachment
+from desktop.ptyhost.attachment import Attachment
 from desktop.ptyhost.hostfiles import lock_path, read_host_registration, socket_path, usable
 from desktop.ptyhost.protocol import (
     MAX_HELLO_PAYLOAD,
@@ -42,18 +42,21 @@ from desktop.ptyhost.protocol import (
     InputFrame,
     JsonFrame,
     ProtocolError,
+    PtyHostError,
     encode_json,
-    error_message,
 )
-from desktop.ptyhost.terminal import FlowLimits, HostContext, Terminal, TerminalSpec
+from desktop.ptyhost.spec import TerminalSpec, parse_create
+from desktop.ptyhost.terminal import FlowLimits, HostContext, Terminal
 from desktop.ptyhost.validation import (
-    RequestError,
+    MAX_GROUP,
+    MAX_TITLE,
     invalid,
     optional_str,
+    parse_attach,
     parse_attachment_id,
-    parse_create,
     parse_size,
 )
+from desktop.values import strict_int
 
 log = logging.getLogger("desk.ptyhost")
 
@@ -163,7 +166,7 @@ class HostConnection(asyncio.Protocol):
         """Answer a protocol violation with an error frame and close this connection only."""
         log.warning("closing a connection: %s", message)
         if self.transport is not None and self.state != "closed":
-            self.transport.write(encode_json(error_message(type, message)))
+            self.transport.write(encode_json(PtyHostError(type, message).frame()))
             self.transport.close()
         if self.attachment is not None:
             self.attachment.detach()
@@ -342,14 +345,14 @@ class PtyHost:
     def handle_request(self, connection: HostConnection, message: dict[str, object]) -> None:
         request_id = message.get("id")
         op = message.get("op")
-        if isinstance(request_id, bool) or not isinstance(request_id, int):
+        if not strict_int(request_id):
             connection.fail("protocol.invalid_request", "A request needs an integer `id`.")
             return
         sync = self._ops.get(op) if isinstance(op, str) else None
         if sync is not None:
             try:
                 result = sync(message)
-            except RequestError as exc:
+            except PtyHostError as exc:
                 connection.send_json({"id": request_id, "ok": False, "error": exc.to_json()})
             else:
                 connection.send_json({"id": request_id, "ok": True, "result": result})
@@ -366,7 +369,7 @@ class PtyHost:
     ) -> None:
         try:
             result = await work
-        except RequestError as exc:
+        except PtyHostError as exc:
             connection.send_json({"id": request_id, "ok": False, "error": exc.to_json()})
         else:
             connection.send_json({"id": request_id, "ok": True, "result": result})
@@ -375,14 +378,14 @@ class PtyHost:
         terminal_id = params.get("terminal")
         terminal = self.terminals.get(terminal_id) if isinstance(terminal_id, str) else None
         if terminal is None:
-            raise RequestError("pty.not_found", f"No terminal {terminal_id!r}.", 404)
+            raise PtyHostError("pty.not_found", f"No terminal {terminal_id!r}.", 404)
         return terminal
 
     def _op_ping(self, params: dict[str, object]) -> object:
         return {"epoch": self.epoch, "pid": os.getpid(), "terminals": len(self.terminals)}
 
     def _op_list(self, params: dict[str, object]) -> object:
-        group = optional_str(params, "group", 256)
+        group = optional_str(params, "group", MAX_GROUP)
         return [
             terminal.info()
             for terminal in self.terminals.values()
@@ -409,15 +412,15 @@ class PtyHost:
                 rows=spec.rows,
             )
         except FileNotFoundError as exc:
-            raise RequestError(
+            raise PtyHostError(
                 "pty.command_not_found", f"Cannot start {spec.command}: {exc}"
             ) from None
         except NotADirectoryError as exc:
-            raise RequestError(
+            raise PtyHostError(
                 "pty.invalid_cwd", f"cwd {spec.cwd!r} is not a directory: {exc}"
             ) from None
         except (OSError, ValueError, TypeError) as exc:
-            raise RequestError("request.invalid", f"Cannot start {spec.command}: {exc}") from None
+            raise invalid(f"Cannot start {spec.command}: {exc}") from None
         terminal = Terminal(self.context, terminal_id, spec, process, created=created)
         self.terminals[terminal_id] = terminal
         self.broadcast({"event": "created", "info": terminal.info()})
@@ -428,13 +431,13 @@ class PtyHost:
         attachment_id = parse_attachment_id(params.get("attachment_id"))
         size = parse_size(params["size"]) if params.get("size") is not None else None
         title_given = "title" in params
-        title = optional_str(params, "title", 1024)
+        title = optional_str(params, "title", MAX_TITLE)
         if size is not None:
             controller = terminal.controller
             if attachment_id is not None and (
                 controller is None or controller.attachment_id != attachment_id
             ):
-                raise RequestError(
+                raise PtyHostError(
                     "pty.not_controller",
                     f"Attachment {attachment_id} is not this terminal's controller.",
                     409,
@@ -475,39 +478,25 @@ class PtyHost:
         request_id = params.get("id")
         try:
             terminal = self.terminal(params)
-            cursor = params.get("cursor")
-            if cursor is None:
-                cursor = 0
-            if isinstance(cursor, bool) or not isinstance(cursor, int) or cursor < 0:
-                raise invalid("`cursor` must be a non-negative integer.")
-            role = params.get("role", "controller")
-            if role not in ("controller", "observer"):
-                raise invalid("`role` must be 'controller' or 'observer'.")
-            takeover = params.get("takeover", False)
-            if not isinstance(takeover, bool):
-                raise invalid("`takeover` must be a boolean.")
-            epoch = params.get("epoch")
-            if epoch is not None and not isinstance(epoch, str):
-                raise invalid("`epoch` must be a string.")
-            attachment_id = parse_attachment_id(params.get("attachment_id"))
-        except RequestError as exc:
+            request = parse_attach(params)
+        except PtyHostError as exc:
             connection.send_json({"id": request_id, "ok": False, "error": exc.to_json()})
             connection.close()
             return
         attachment = Attachment(
-            terminal, attachment_id or f"att_{secrets.token_hex(8)}", connection
+            terminal, request.attachment_id or f"att_{secrets.token_hex(8)}", connection
         )
         connection.attachment = attachment
         connection.send_json({"id": request_id, "ok": True, "result": None})
         try:
             await attachment.start(
-                cursor,
-                wants_control=role == "controller",
-                takeover=takeover,
-                same_epoch=epoch is None or epoch == self.epoch,
+                request.cursor or 0,
+                wants_control=request.role == "controller",
+                takeover=request.takeover,
+                same_epoch=request.epoch is None or request.epoch == self.epoch,
             )
-        except AttachError as exc:
-            connection.send_json({"type": "error", "message": exc.message})
+        except PtyHostError as exc:
+            connection.send_json(exc.frame())
             connection.close()
             return
         if connection.state == "attaching":
@@ -572,7 +561,7 @@ class PtyHost:
                         "size": {"cols": saved.cols, "rows": saved.rows},
                     }
                 )
-            except RequestError as exc:
+            except PtyHostError as exc:
                 log.warning("terminal %s cannot be revived as a shell: %s", saved.id, exc.message)
             else:
                 terminal = self.spawn_terminal(saved.id, spec, created=saved.created)

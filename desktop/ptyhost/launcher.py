@@ -16,8 +16,9 @@ from collections.abc import Sequence
 
 from desktop.config import Settings, desk_command
 from desktop.process.logfile import log_size, log_tail, open_log
-from desktop.ptyhost.client import PtyHostClient, PtyHostError, PtyHostUnavailable
+from desktop.ptyhost.client import PtyHostClient
 from desktop.ptyhost.hostfiles import log_path
+from desktop.ptyhost.protocol import PtyHostError, PtyHostUnavailable
 
 log = logging.getLogger("desk.ptyhost.launcher")
 

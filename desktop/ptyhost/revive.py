@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from desktop.config import ensure_private_dir, write_private_file
+from desktop.ptyhost.validation import is_dimension
+from desktop.values import strict_int
 
 log = logging.getLogger("desk.ptyhost")
 
@@ -100,18 +102,14 @@ class SavedTerminal:
         }
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             raise ValueError("args must be a list of strings")
-        for value in (cols, rows):
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1000:
-                raise ValueError("bad size")
-        assert isinstance(cols, int) and isinstance(rows, int)
+        if not (is_dimension(cols) and is_dimension(rows)):
+            raise ValueError("bad size")
         try:
             checkpoint = base64.b64decode(str(_typed(raw, "checkpoint", str)), validate=True)
         except binascii.Error as exc:
             raise ValueError(f"bad checkpoint: {exc}") from None
         exit_code = raw.get("exit_code")
-        if exit_code is not None and (
-            isinstance(exit_code, bool) or not isinstance(exit_code, int)
-        ):
+        if exit_code is not None and not strict_int(exit_code):
             raise ValueError("bad exit_code")
         terminal_id = fields["id"]
         assert isinstance(terminal_id, str)
@@ -136,7 +134,7 @@ class SavedTerminal:
 
 def _typed(raw: dict[str, object], name: str, kind: type) -> object:
     value = raw.get(name)
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+    if not isinstance(value, kind) or (kind is int and not strict_int(value)):
         raise ValueError(f"{name} missing or not a {kind.__name__}")
     return value
 

@@ -23,8 +23,10 @@ from typing import TYPE_CHECKING, Protocol
 
 from desktop.native import ExitStatus, PtyProcess
 from desktop.ptyhost.output_scan import OutputScanner
+from desktop.ptyhost.protocol import PtyHostError
 from desktop.ptyhost.ring import OutputRing
 from desktop.ptyhost.screen import ScreenModel
+from desktop.ptyhost.spec import TerminalSpec
 
 if TYPE_CHECKING:
     from desktop.ptyhost.attachment import Attachment
@@ -47,6 +49,7 @@ LONE_READ_SLICE_SECONDS = 0.002
 TYPING_SECONDS = 1.0
 FLOOD_YIELD_SECONDS = 0.002
 MAX_INPUT_BACKLOG = 1024 * 1024
+DELETED = PtyHostError("pty.deleted", "The terminal was deleted.", 410)
 
 
 @dataclass(frozen=True)
@@ -96,18 +99,6 @@ class HostContext:
     # When and where input was last written (interactive use gets priority over floods).
     last_input: float = 0.0
     last_input_terminal: str | None = None
-
-
-@dataclass
-class TerminalSpec:
-    command: str
-    args: list[str]
-    cwd: str
-    env: dict[str, str]
-    cols: int
-    rows: int
-    title: str | None = None
-    group: str | None = None
 
 
 class Terminal:
@@ -630,7 +621,7 @@ class Terminal:
         self.context.listener.terminal_updated(self)
         self.context.listener.terminal_exited(self)
         if self.deleted:
-            self.close_attachments("The terminal was deleted.")
+            self.close_attachments(DELETED)
 
     def _cancel_timers(self) -> None:
         for timer in self._timers:
@@ -669,10 +660,10 @@ class Terminal:
         if self.running:
             self.hang_up()
         else:
-            self.close_attachments("The terminal was deleted.")
+            self.close_attachments(DELETED)
             self._cancel_timers()
 
-    def close_attachments(self, reason: str) -> None:
+    def close_attachments(self, reason: PtyHostError) -> None:
         for attachment in list(self.attachments):
             attachment.close(reason)
 

@@ -12,9 +12,9 @@ import pytest
 
 from desktop.config import Settings
 from desktop.process.registration import HostRegistration
-from desktop.ptyhost.client import PtyHostClient, PtyHostError, PtyHostUnavailable
+from desktop.ptyhost.client import PtyHostClient
 from desktop.ptyhost.hostfiles import read_host_registration
-from desktop.ptyhost.protocol import HEADER, encode_json
+from desktop.ptyhost.protocol import HEADER, PtyHostError, PtyHostUnavailable, encode_json
 from tests.ptyhost.conftest import SHELL, attach, shell
 
 
