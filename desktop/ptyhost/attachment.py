@@ -15,7 +15,7 @@ import logging
 from typing import Protocol
 
 from desktop.ptyhost.protocol import PtyHostError, output_frame_size, write_output_header
-from desktop.ptyhost.terminal import MAX_INPUT_BACKLOG, Terminal
+from desktop.ptyhost.terminal import Terminal
 from desktop.ptyhost.validation import Ack, parse_client_message
 
 log = logging.getLogger("desk.ptyhost")
@@ -40,19 +40,22 @@ class Attachment:
         self.terminal = terminal
         self.attachment_id = attachment_id
         self.sink = sink
-        self.role = "observer"
         self.sent = 0
         self.bytes_sent = 0
         self.bytes_acked = 0
         self.live = False
         self.closed = False
         self.desynced = False
-        self.resyncs = 0
         self.exited_sent = False
         self._window_closed = False
         self._resync_task: asyncio.Task[None] | None = None
 
     # ----- accounting -------------------------------------------------------------------
+
+    @property
+    def role(self) -> str:
+        """The terminal decides: its controller is the one attachment that may type."""
+        return "controller" if self.terminal.controller is self else "observer"
 
     @property
     def inflight(self) -> int:
@@ -189,7 +192,6 @@ class Attachment:
             self._resync_task = None
         if self.closed:
             return
-        self.resyncs += 1
         self.sink.send_json({"type": "resync", "end": end})
         self._send_checkpoint(checkpoint, end)
         self.sent = end
@@ -221,7 +223,7 @@ class Attachment:
                 PtyHostError("pty.not_running", "Input dropped: the terminal is not running.", 409)
             )
             return
-        if terminal.input_backlog > MAX_INPUT_BACKLOG:
+        if terminal.input_backlog > terminal.context.flow.input_backlog:
             # The program is not reading its input: stop reading ours until it does.
             self.sink.pause_reading()
             terminal.when_input_drains(self.sink.resume_reading)

@@ -32,6 +32,7 @@ from desktop.process.registration import (
 )
 from desktop.ptyhost import revive
 from desktop.ptyhost.attachment import Attachment
+from desktop.ptyhost.flow import FlowLimits
 from desktop.ptyhost.hostfiles import lock_path, read_host_registration, socket_path, usable
 from desktop.ptyhost.protocol import (
     MAX_HELLO_PAYLOAD,
@@ -46,7 +47,7 @@ from desktop.ptyhost.protocol import (
     encode_json,
 )
 from desktop.ptyhost.spec import TerminalSpec, parse_create
-from desktop.ptyhost.terminal import FlowLimits, HostContext, Terminal
+from desktop.ptyhost.terminal import HostContext, Terminal
 from desktop.ptyhost.validation import (
     MAX_GROUP,
     MAX_TITLE,
