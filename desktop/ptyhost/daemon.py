@@ -507,85 +507,12 @@ class PtyHost:
     # ----- saving and reviving ----------------------------------------------------------
 
     async def save_terminals(self) -> int:
-        records: list[revive.SavedTerminal] = []
-        for terminal in list(self.terminals.values()):
-            try:
-                checkpoint = await terminal.final_screen()
-            except Exception:
-                log.exception("terminal %s: cannot capture its screen; not saved", terminal.id)
-                continue
-            records.append(
-                revive.SavedTerminal(
-                    id=terminal.id,
-                    command=terminal.command,
-                    args=terminal.args,
-                    cwd=await asyncio.to_thread(revive.process_cwd, terminal.pid, terminal.cwd)
-                    if terminal.running
-                    else terminal.cwd,
-                    title=terminal.user_title,
-                    osc_title=terminal.osc_title,
-                    group=terminal.group,
-                    cols=terminal.cols,
-                    rows=terminal.rows,
-                    created=terminal.created,
-                    exit_code=terminal.exit_code,
-                    was_running=terminal.running,
-                    checkpoint=checkpoint,
-                )
-            )
-        await asyncio.to_thread(revive.save_all, self.settings.saved_terminals_dir, records)
-        log.info("saved %d terminal(s)", len(records))
-        return len(records)
+        return await revive.save_terminals(
+            list(self.terminals.values()), self.settings.saved_terminals_dir
+        )
 
     async def revive_terminals(self) -> None:
-        directory = self.settings.saved_terminals_dir
-        saved_terminals = await asyncio.to_thread(revive.load_all, directory)
-        for saved in saved_terminals:
-            try:
-                self._revive(saved)
-            except Exception:
-                log.exception("could not revive terminal %s", saved.id)
-            await asyncio.to_thread(revive.forget, directory, saved.id)
-
-    def _revive(self, saved: revive.SavedTerminal) -> None:
-        if saved.id in self.terminals:
-            return
-        if saved.is_shell and saved.was_running:
-            try:
-                spec = parse_create(
-                    {
-                        "command": saved.command,
-                        "args": saved.args,
-                        "cwd": saved.cwd if os.path.isdir(saved.cwd) else None,
-                        "title": saved.title,
-                        "group": saved.group,
-                        "size": {"cols": saved.cols, "rows": saved.rows},
-                    }
-                )
-            except PtyHostError as exc:
-                log.warning("terminal %s cannot be revived as a shell: %s", saved.id, exc.message)
-            else:
-                terminal = self.spawn_terminal(saved.id, spec, created=saved.created)
-                terminal.osc_title = saved.osc_title
-                # Synchronous: the old screen lands in the ring before any new output is read.
-                terminal.accept_output(revive.restored_prefix(saved))
-                return
-        spec = TerminalSpec(
-            command=saved.command,
-            args=saved.args,
-            cwd=saved.cwd,
-            env={},
-            cols=saved.cols,
-            rows=saved.rows,
-            title=saved.title,
-            group=saved.group,
-        )
-        terminal = Terminal(self.context, saved.id, spec, None, created=saved.created)
-        terminal.osc_title = saved.osc_title
-        terminal.exit_code = saved.exit_code
-        terminal.accept_output(saved.checkpoint)
-        terminal.final_offset = terminal.ring.tail
-        self.terminals[saved.id] = terminal
+        await revive.revive_terminals(self, self.settings.saved_terminals_dir)
 
     # ----- foreground process polling ---------------------------------------------------
 
