@@ -19,10 +19,6 @@ class FileLock:
         self.path = path
         self._fd: int | None = None
 
-    @property
-    def held(self) -> bool:
-        return self._fd is not None
-
     def try_acquire(self) -> bool:
         """Take the lock if it is free; False at once when another process holds it."""
         if self._fd is not None:

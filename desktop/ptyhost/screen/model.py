@@ -31,6 +31,7 @@ from desktop.ptyhost.screen.skip import (
     sgr_replay,
     text_runs,
 )
+from desktop.values import strict_int
 
 MAX_SIZE = 9999  # CSI parameters stop there, so a checkpoint could not address more
 # Feeding tries to skip once the front segment reaches this size, then at each doubling.
@@ -48,7 +49,7 @@ MAX_PIECE = 256 * 1024
 
 
 def _dimension(name: str, value: object) -> int:
-    if type(value) is not int:
+    if not strict_int(value):
         raise TypeError(f"{name} must be an int, not {type(value).__name__}")
     if not 1 <= value <= MAX_SIZE:
         raise ValueError(f"{name} must be between 1 and {MAX_SIZE}, not {value}")
@@ -241,7 +242,7 @@ class ScreenModel:
 
     def catch_up(self, max_bytes: int | None = None) -> None:
         """Parse queued output (about `max_bytes` of it, or all). Blocks other parsers."""
-        if max_bytes is not None and (type(max_bytes) is not int or max_bytes < 0):
+        if max_bytes is not None and (not strict_int(max_bytes) or max_bytes < 0):
             raise ValueError(f"max_bytes must be None or a non-negative int, not {max_bytes!r}")
         with self._parse_lock:
             self._drain(max_bytes, None)
