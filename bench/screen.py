@@ -24,8 +24,8 @@ from collections.abc import Callable
 import pyte
 
 from desktop.ptyhost.screen import ScreenModel
-from desktop.ptyhost.screen_fast import FastScreen, FastStream
-from desktop.ptyhost.screen_terminal import TerminalScreen, TerminalStream
+from desktop.ptyhost.screen.fast import FastScreen, FastStream
+from desktop.ptyhost.screen.reference import TerminalScreen, TerminalStream
 
 CHUNK = 64 * 1024
 MB = 1_000_000

@@ -132,7 +132,7 @@ class Service:
 
     async def stop(self) -> None:
         from desktop.config import load_settings
-        from desktop.ptyhost.client import stop_host
+        from desktop.ptyhost.launcher import stop_host
 
         if self.process is not None:
             self.process.send_signal(signal.SIGTERM)

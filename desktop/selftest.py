@@ -87,7 +87,7 @@ async def _stop(proc: asyncio.subprocess.Process, data: Path, runtime: Path) -> 
         except TimeoutError:
             proc.kill()
             await proc.wait()
-    from desktop.ptyhost.client import shutdown_pty_host
+    from desktop.ptyhost.launcher import shutdown_pty_host
 
     await asyncio.to_thread(
         shutdown_pty_host, load_settings(data_dir=data, runtime_dir=runtime), save=False

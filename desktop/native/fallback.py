@@ -20,7 +20,7 @@ from typing import Any
 
 import ptyprocess
 
-from desktop.native import PtyProcessBase, SpawnRequest, check_size, spawn_error
+from desktop.native.base import PtyProcessBase, SpawnRequest, check_size, spawn_error
 
 
 class _TrackedPtyProcess(ptyprocess.PtyProcess):  # type: ignore[misc]

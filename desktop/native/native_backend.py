@@ -5,8 +5,8 @@ from __future__ import annotations
 import errno
 import os
 
-from desktop.native import PtyProcessBase, SpawnRequest, check_size, spawn_error
 from desktop.native._pty import ffi, lib
+from desktop.native.base import PtyProcessBase, SpawnRequest, check_size, spawn_error
 
 
 class NativePtyProcess(PtyProcessBase):

@@ -1,1 +1,24 @@
+"""The PTY host: the daemon that owns every terminal and outlives the service.
 
+Two processes use this package. The daemon (`desk pty-host`, daemon.py) imports everything
+here. The service (desktop.server) may import only its side of the boundary:
+
+- client.py: PtyHostClient (control connection) and PtyAttachment (one per WebSocket);
+- launcher.py: ensure_host (connect, or start the daemon first), stop_host, shutdown_pty_host
+  (also used by desktop.shell.service for `desk service stop --all` and the window's quit);
+- protocol.py: frames, PtyHostError and PtyHostUnavailable (the one error type and shape);
+- validation.py: the limits, patterns and parsers both sides apply (parse_attach_query,
+  parse_client_text, MAX_DIMENSION, ...);
+- hostfiles.py: where the daemon's socket, lock, log and registration are.
+
+Daemon side only: daemon.py (connections, requests), terminal.py (process, ring, screen,
+reader/writer, lifecycle), attachment.py (replay, flow control, roles), flow.py
+(FlowLimits), timers.py, spec.py (create request -> TerminalSpec), revive.py (save and
+revive policy), ring.py, output_scan.py and screen/ (the screen model, door: ScreenModel).
+Work the host runs for the agent (jobs: terminals keyed by session and tool call) belongs
+next to terminal.py and revive.py, as its own module, reached through new ops in daemon.py
+and methods on PtyHostClient.
+
+Bookkeeping shared with the service manager (pid liveness, file locks, logs, registration
+records) lives in desktop.process.
+"""

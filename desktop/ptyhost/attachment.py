@@ -14,12 +14,12 @@ import asyncio
 import logging
 from typing import Protocol
 
-from desktop.ptyhost.protocol import output_frame_size, write_output_header
-from desktop.ptyhost.terminal import MAX_INPUT_BACKLOG, Terminal
+from desktop.ptyhost.protocol import PtyHostError, output_frame_size, write_output_header
+from desktop.ptyhost.terminal import Terminal
+from desktop.ptyhost.validation import Ack, parse_client_message
 
 log = logging.getLogger("desk.ptyhost")
 
-MAX_DIMENSION = 1000
 REPLAY_CHUNK = 1024 * 1024
 
 
@@ -35,36 +35,27 @@ class AttachmentSink(Protocol):
     def close(self) -> None: ...
 
 
-class AttachError(Exception):
-    def __init__(self, type: str, message: str, status: int) -> None:
-        super().__init__(message)
-        self.type = type
-        self.message = message
-        self.status = status
-
-
-def valid_dimension(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_DIMENSION
-
-
 class Attachment:
     def __init__(self, terminal: Terminal, attachment_id: str, sink: AttachmentSink) -> None:
         self.terminal = terminal
         self.attachment_id = attachment_id
         self.sink = sink
-        self.role = "observer"
         self.sent = 0
         self.bytes_sent = 0
         self.bytes_acked = 0
         self.live = False
         self.closed = False
         self.desynced = False
-        self.resyncs = 0
         self.exited_sent = False
         self._window_closed = False
         self._resync_task: asyncio.Task[None] | None = None
 
     # ----- accounting -------------------------------------------------------------------
+
+    @property
+    def role(self) -> str:
+        """The terminal decides: its controller is the one attachment that may type."""
+        return "controller" if self.terminal.controller is self else "observer"
 
     @property
     def inflight(self) -> int:
@@ -91,7 +82,7 @@ class Attachment:
         if not same_epoch or not ring.head <= requested <= ring.tail:
             checkpoint, end = await terminal.checkpoint()
             if terminal.deleted:
-                raise AttachError("pty.not_found", f"No terminal {terminal.id}.", 404)
+                raise PtyHostError("pty.not_found", f"No terminal {terminal.id}.", 404)
         if self.closed:
             return
         # From here on nothing awaits: no output can slip between the replay and live bytes.
@@ -191,13 +182,16 @@ class Attachment:
             checkpoint, end = await self.terminal.checkpoint()
         except Exception:
             log.exception("terminal %s: checkpoint for a resync failed", self.terminal.id)
-            self.close("The terminal's screen could not be captured.")
+            self.close(
+                PtyHostError(
+                    "pty.checkpoint_failed", "The terminal's screen could not be captured.", 500
+                )
+            )
             return
         finally:
             self._resync_task = None
         if self.closed:
             return
-        self.resyncs += 1
         self.sink.send_json({"type": "resync", "end": end})
         self._send_checkpoint(checkpoint, end)
         self.sent = end
@@ -208,59 +202,71 @@ class Attachment:
         if self.live and not self.closed:
             self.sink.send_json(message)
 
-    def error(self, message: str) -> None:
-        self.send_event({"type": "error", "message": message})
+    def error(self, error: PtyHostError) -> None:
+        self.send_event(error.frame())
 
     # ----- from the client --------------------------------------------------------------
 
     def handle_input(self, data: bytes) -> None:
         terminal = self.terminal
         if self.role != "controller":
-            self.error("Input dropped: this attachment is an observer; only the controller types.")
+            self.error(
+                PtyHostError(
+                    "pty.not_controller",
+                    "Input dropped: this attachment is an observer; only the controller types.",
+                    409,
+                )
+            )
             return
         if not terminal.write_input(data):
-            self.error("Input dropped: the terminal is not running.")
+            self.error(
+                PtyHostError("pty.not_running", "Input dropped: the terminal is not running.", 409)
+            )
             return
-        if terminal.input_backlog > MAX_INPUT_BACKLOG:
+        if terminal.input_backlog > terminal.context.flow.input_backlog:
             # The program is not reading its input: stop reading ours until it does.
             self.sink.pause_reading()
             terminal.when_input_drains(self.sink.resume_reading)
 
     def handle_message(self, message: dict[str, object]) -> None:
-        kind = message.get("type")
-        if kind == "ack":
-            count = message.get("bytes")
-            if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-                self.error("An ack needs `bytes`: a non-negative integer.")
-                return
-            self.bytes_acked = min(self.bytes_sent, self.bytes_acked + count)
+        try:
+            parsed = parse_client_message(message)
+        except PtyHostError as exc:
+            self.error(exc)
+            return
+        if isinstance(parsed, Ack):
+            self.bytes_acked = min(self.bytes_sent, self.bytes_acked + parsed.count)
             self.pump()
             if self.terminal.controller is self:
                 self.terminal.check_controller_pressure()
-        elif kind == "resize":
-            cols, rows = message.get("cols"), message.get("rows")
-            if not valid_dimension(cols) or not valid_dimension(rows):
-                self.error("A resize needs `cols` and `rows`: integers from 1 to 1000.")
-                return
-            if self.role != "controller":
-                self.error("Resize refused: only the controller sets the terminal's size.")
-                return
-            assert isinstance(cols, int) and isinstance(rows, int)
-            self.terminal.resize(cols, rows)
+        elif self.role != "controller":
+            self.error(
+                PtyHostError(
+                    "pty.not_controller",
+                    "Resize refused: only the controller sets the terminal's size.",
+                    409,
+                )
+            )
         else:
-            self.error(f"Unknown message type {kind!r}: expected 'ack' or 'resize'.")
+            self.terminal.resize(parsed.cols, parsed.rows)
 
     # ----- ending -----------------------------------------------------------------------
 
     def supersede(self) -> None:
         """The same attachment id connected again: this older connection gives way."""
-        self.close("Replaced by a newer connection with the same attachment_id.")
+        self.close(
+            PtyHostError(
+                "pty.superseded",
+                "Replaced by a newer connection with the same attachment_id.",
+                409,
+            )
+        )
 
-    def close(self, reason: str | None = None) -> None:
+    def close(self, reason: PtyHostError | None = None) -> None:
         if self.closed:
             return
-        if reason:
-            self.send_event({"type": "error", "message": reason})
+        if reason is not None:
+            self.error(reason)
         self.detach()
         self.sink.close()
 

@@ -1,6 +1,6 @@
-"""The service's side of the PTY host: find or start the daemon, talk to it, attach.
+"""The service's side of the PTY host: talk to the running daemon, attach to terminals.
 
-client = await PtyHostClient.ensure(settings)
+client = await ensure_host(settings)   # desktop.ptyhost.launcher: connect, or start it first
 info = await client.create({"command": "bash", "size": {"cols": 80, "rows": 24}})
 attachment = await client.attach(info["id"], cursor=0)
 attachment.attached          # the `attached` message (API.md)
@@ -14,13 +14,13 @@ import collections
 import contextlib
 import itertools
 import logging
-import os
-import subprocess
-import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from desktop.config import Settings, desk_command
+from desktop.config import Settings
+from desktop.process.liveness import wait_for_exit_async
+from desktop.process.registration import HostRegistration
+from desktop.ptyhost.hostfiles import read_host_registration, usable
 from desktop.ptyhost.protocol import (
     MAX_PAYLOAD,
     PROTOCOL_VERSION,
@@ -29,41 +29,19 @@ from desktop.ptyhost.protocol import (
     JsonFrame,
     OutputFrame,
     ProtocolError,
+    PtyHostError,
+    PtyHostUnavailable,
+    dumps,
     encode_input,
     encode_json,
-)
-from desktop.ptyhost.registration import (
-    Registration,
-    log_path,
-    pid_alive,
-    read_registration,
-    usable,
 )
 
 log = logging.getLogger("desk.ptyhost.client")
 
-START_TIMEOUT = 15.0
 CONNECT_TIMEOUT = 5.0
 INBOUND_LIMIT = 2 * 1024 * 1024
 EVENT_QUEUE_LIMIT = 10_000
 SHUTDOWN_WAIT = 10.0
-
-
-class PtyHostError(Exception):
-    """The PTY host refused a request; `status` is the HTTP status that fits."""
-
-    def __init__(self, type: str, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.type = type
-        self.message = message
-        self.status = status
-
-
-class PtyHostUnavailable(PtyHostError):
-    """The PTY host could not be reached (not running, died, or refused us)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__("pty.host_unavailable", message, 503)
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,7 +176,7 @@ def _frame_size(frame: Frame) -> int:
 
 
 async def open_host_connection(
-    registration: Registration, role: str, inbound_limit: int = INBOUND_LIMIT
+    registration: HostRegistration, role: str, inbound_limit: int = INBOUND_LIMIT
 ) -> FramedConnection:
     """Connect to the host's socket and prove the secret; raises PtyHostUnavailable."""
     loop = asyncio.get_running_loop()
@@ -227,27 +205,24 @@ async def open_host_connection(
     return connection
 
 
+def _frame_error(frame: Frame | None) -> PtyHostError | None:
+    """The error an error frame carries."""
+    if isinstance(frame, JsonFrame) and frame.message.get("type") == "error":
+        return PtyHostError.from_json(frame.message.get("error"))
+    return None
+
+
 def _error_text(frame: Frame | None) -> str:
-    if isinstance(frame, JsonFrame):
-        error = frame.message.get("error")
-        if isinstance(error, dict):
-            return str(error.get("message"))
-        return str(frame.message.get("message", frame.text))
-    return "connection closed"
+    error = _frame_error(frame)
+    if error is not None:
+        return error.message
+    return frame.text if isinstance(frame, JsonFrame) else "connection closed"
 
 
 def _raise_for(answer: dict[str, object]) -> object:
     if answer.get("ok") is True:
         return answer.get("result")
-    error = answer.get("error")
-    if not isinstance(error, dict):
-        raise PtyHostError("pty.host_error", "The PTY host answered with an unknown error.", 502)
-    status = error.get("status")
-    raise PtyHostError(
-        str(error.get("type", "pty.host_error")),
-        str(error.get("message", "The PTY host refused the request.")),
-        status if isinstance(status, int) else 400,
-    )
+    raise PtyHostError.from_json(answer.get("error"))
 
 
 class PtyAttachment:
@@ -256,7 +231,7 @@ class PtyAttachment:
     def __init__(self, connection: FramedConnection, attached: dict[str, object]) -> None:
         self.connection = connection
         self.attached = attached
-        self.attached_text = _dumps(attached)
+        self.attached_text = dumps(attached)
 
     @property
     def attachment_id(self) -> str:
@@ -302,16 +277,10 @@ class PtyAttachment:
         self.connection.close()
 
 
-def _dumps(message: dict[str, object]) -> str:
-    from desktop.ptyhost.protocol import dumps
-
-    return dumps(message)
-
-
 class PtyHostClient:
     """A control connection to the PTY host: requests, answers and terminal events."""
 
-    def __init__(self, registration: Registration, connection: FramedConnection) -> None:
+    def __init__(self, registration: HostRegistration, connection: FramedConnection) -> None:
         self.registration = registration
         self._connection = connection
         self._ids = itertools.count(1)
@@ -320,12 +289,14 @@ class PtyHostClient:
         self._reader = asyncio.ensure_future(self._read_loop())
         self.process: asyncio.subprocess.Process | None = None
 
-    # ----- finding and starting the host ------------------------------------------------
+    # ----- finding the host -------------------------------------------------------------
 
     @classmethod
     async def connect(cls, settings: Settings) -> PtyHostClient | None:
-        """A client of the running host, or None when none is registered and alive."""
-        registration = await asyncio.to_thread(read_registration, settings)
+        """A client of the running host, or None when none is registered and alive.
+
+        Starting one when there is none is desktop.ptyhost.launcher's job."""
+        registration = await asyncio.to_thread(read_host_registration, settings)
         if registration is None or not usable(registration):
             return None
         try:
@@ -333,33 +304,6 @@ class PtyHostClient:
         except PtyHostUnavailable:
             return None
         return cls(registration, connection)
-
-    @classmethod
-    async def ensure(
-        cls,
-        settings: Settings,
-        *,
-        command: Sequence[str] | None = None,
-        start_within: float = START_TIMEOUT,
-    ) -> PtyHostClient:
-        """A client of the running host, starting the daemon first when there is none."""
-        client = await cls.connect(settings)
-        if client is not None:
-            return client
-        process = await start_daemon(settings, command)
-        deadline = time.monotonic() + start_within
-        while time.monotonic() < deadline:
-            client = await cls.connect(settings)
-            if client is not None:
-                client.process = process
-                return client
-            if process.returncode not in (None, 0):
-                raise PtyHostUnavailable(
-                    f"The PTY host exited with status {process.returncode}: "
-                    f"{await asyncio.to_thread(_log_tail, settings)}"
-                )
-            await asyncio.sleep(0.02)
-        raise PtyHostUnavailable(f"The PTY host did not start within {start_within:.0f} s.")
 
     # ----- plumbing ---------------------------------------------------------------------
 
@@ -392,8 +336,8 @@ class PtyHostClient:
                         waiter.set_result(message)
                 elif "event" in message:
                     self._publish(message)
-                elif message.get("type") == "error":
-                    log.warning("PTY host error: %s", _error_text(frame))
+                elif (error := _frame_error(frame)) is not None:
+                    log.warning("PTY host error: %s", error.message)
         except PtyHostUnavailable as exc:
             log.warning("%s", exc)
         finally:
@@ -474,7 +418,7 @@ class PtyHostClient:
     ) -> dict[str, object]:
         """Ask the host to save (or not) its terminals and exit; waits until it is gone."""
         result = _as_dict(await self.request("shutdown", save=save))
-        await wait_for_exit(self.pid, wait)
+        await wait_for_exit_async(self.pid, wait)
         await self.close()
         return result
 
@@ -515,7 +459,9 @@ class PtyHostClient:
             _raise_for(answer.message)
             attached = await connection.recv()
             if not isinstance(attached, JsonFrame) or attached.message.get("type") != "attached":
-                raise PtyHostError("pty.not_found", _error_text(attached), 404)
+                raise _frame_error(attached) or PtyHostError(
+                    "pty.not_found", _error_text(attached), 404
+                )
         except BaseException:
             connection.close()
             raise
@@ -539,103 +485,3 @@ def _put_dropping_oldest(
             return
         except asyncio.QueueFull:
             queue.get_nowait()
-
-
-async def wait_for_exit(pid: int, limit: float) -> bool:
-    """Wait until process `pid` (not necessarily our child) is gone; False on timeout."""
-    if not pid_alive(pid):
-        return True
-    try:
-        pidfd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    loop = asyncio.get_running_loop()
-    gone: asyncio.Future[None] = loop.create_future()
-
-    def exited() -> None:
-        if not gone.done():
-            gone.set_result(None)
-
-    loop.add_reader(pidfd, exited)
-    try:
-        async with asyncio.timeout(limit):
-            await gone
-    except TimeoutError:
-        pass
-    finally:
-        loop.remove_reader(pidfd)
-        os.close(pidfd)
-    # A zombie (our own child not reaped yet) counts as gone.
-    return not pid_alive(pid)
-
-
-async def stop_host(settings: Settings, *, save: bool = True) -> dict[str, object]:
-    """Ask the running PTY host (if any) to save its terminals (or not) and exit.
-
-    Returns {"stopped": bool, "saved": n}; waits until the host process is gone."""
-    client = await PtyHostClient.connect(settings)
-    if client is None:
-        return {"stopped": False, "saved": 0}
-    try:
-        result = await client.shutdown(save=save)
-    except PtyHostError as exc:
-        await client.close()
-        return {"stopped": False, "saved": 0, "error": exc.message}
-    return {"stopped": True, "saved": result.get("saved", 0)}
-
-
-def shutdown_pty_host(settings: Settings, *, save: bool = True) -> dict[str, object]:
-    """Blocking `stop_host`, for code without an event loop (`desk service stop --all`,
-    the window's quit). Do not call it from a running event loop's thread."""
-    return asyncio.run(stop_host(settings, save=save))
-
-
-def daemon_command(settings: Settings) -> list[str]:
-    return desk_command(
-        "pty-host",
-        "--data-dir",
-        str(settings.data_dir),
-        "--runtime-dir",
-        str(settings.runtime_dir),
-    )
-
-
-async def start_daemon(
-    settings: Settings, command: Sequence[str] | None = None
-) -> asyncio.subprocess.Process:
-    """Start `desk pty-host` detached (own session; it outlives the service)."""
-    argv = list(command) if command is not None else daemon_command(settings)
-    env = dict(os.environ)
-    env["DESK_DATA_DIR"] = str(settings.data_dir)
-    env["DESK_RUNTIME_DIR"] = str(settings.runtime_dir)
-    env["DESK_PTY_RING_BYTES"] = str(settings.pty_ring_bytes)
-    env["DESK_PTY_HOST_IDLE_EXIT"] = str(settings.pty_host_idle_exit_seconds)
-    settings.ensure_dirs()
-    log_file = await asyncio.to_thread(_open_log, settings)
-    try:
-        log.info("starting the PTY host")
-        return await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=subprocess.DEVNULL,
-            stdout=log_file,
-            stderr=log_file,
-            env=env,
-            cwd="/",
-            start_new_session=True,
-        )
-    finally:
-        os.close(log_file)
-
-
-def _open_log(settings: Settings) -> int:
-    return os.open(log_path(settings), os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-
-
-def _log_tail(settings: Settings, limit: int = 2000) -> str:
-    try:
-        with open(log_path(settings), "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, handle.tell() - limit))
-            return handle.read().decode("utf-8", errors="replace").strip()
-    except OSError:
-        return "(no log)"

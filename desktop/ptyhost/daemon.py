@@ -24,8 +24,16 @@ from pathlib import Path
 
 from desktop.config import Settings
 from desktop.native import spawn
+from desktop.process.lock import FileLock
+from desktop.process.registration import (
+    HostRegistration,
+    remove_registration,
+    write_registration,
+)
 from desktop.ptyhost import revive
-from desktop.ptyhost.attachment import AttachError, Attachment
+from desktop.ptyhost.attachment import Attachment
+from desktop.ptyhost.flow import FlowLimits
+from desktop.ptyhost.hostfiles import lock_path, read_host_registration, socket_path, usable
 from desktop.ptyhost.protocol import (
     MAX_HELLO_PAYLOAD,
     MAX_PAYLOAD,
@@ -35,27 +43,21 @@ from desktop.ptyhost.protocol import (
     InputFrame,
     JsonFrame,
     ProtocolError,
+    PtyHostError,
     encode_json,
-    error_message,
 )
-from desktop.ptyhost.registration import (
-    HostLock,
-    Registration,
-    read_registration,
-    remove_registration,
-    socket_path,
-    usable,
-    write_registration,
-)
-from desktop.ptyhost.terminal import FlowLimits, HostContext, Terminal, TerminalSpec
+from desktop.ptyhost.spec import TerminalSpec, parse_create
+from desktop.ptyhost.terminal import HostContext, Terminal
 from desktop.ptyhost.validation import (
-    RequestError,
+    MAX_GROUP,
+    MAX_TITLE,
     invalid,
     optional_str,
+    parse_attach,
     parse_attachment_id,
-    parse_create,
     parse_size,
 )
+from desktop.values import strict_int
 
 log = logging.getLogger("desk.ptyhost")
 
@@ -165,7 +167,7 @@ class HostConnection(asyncio.Protocol):
         """Answer a protocol violation with an error frame and close this connection only."""
         log.warning("closing a connection: %s", message)
         if self.transport is not None and self.state != "closed":
-            self.transport.write(encode_json(error_message(type, message)))
+            self.transport.write(encode_json(PtyHostError(type, message).frame()))
             self.transport.close()
         if self.attachment is not None:
             self.attachment.detach()
@@ -344,14 +346,14 @@ class PtyHost:
     def handle_request(self, connection: HostConnection, message: dict[str, object]) -> None:
         request_id = message.get("id")
         op = message.get("op")
-        if isinstance(request_id, bool) or not isinstance(request_id, int):
+        if not strict_int(request_id):
             connection.fail("protocol.invalid_request", "A request needs an integer `id`.")
             return
         sync = self._ops.get(op) if isinstance(op, str) else None
         if sync is not None:
             try:
                 result = sync(message)
-            except RequestError as exc:
+            except PtyHostError as exc:
                 connection.send_json({"id": request_id, "ok": False, "error": exc.to_json()})
             else:
                 connection.send_json({"id": request_id, "ok": True, "result": result})
@@ -368,7 +370,7 @@ class PtyHost:
     ) -> None:
         try:
             result = await work
-        except RequestError as exc:
+        except PtyHostError as exc:
             connection.send_json({"id": request_id, "ok": False, "error": exc.to_json()})
         else:
             connection.send_json({"id": request_id, "ok": True, "result": result})
@@ -377,14 +379,14 @@ class PtyHost:
         terminal_id = params.get("terminal")
         terminal = self.terminals.get(terminal_id) if isinstance(terminal_id, str) else None
         if terminal is None:
-            raise RequestError("pty.not_found", f"No terminal {terminal_id!r}.", 404)
+            raise PtyHostError("pty.not_found", f"No terminal {terminal_id!r}.", 404)
         return terminal
 
     def _op_ping(self, params: dict[str, object]) -> object:
         return {"epoch": self.epoch, "pid": os.getpid(), "terminals": len(self.terminals)}
 
     def _op_list(self, params: dict[str, object]) -> object:
-        group = optional_str(params, "group", 256)
+        group = optional_str(params, "group", MAX_GROUP)
         return [
             terminal.info()
             for terminal in self.terminals.values()
@@ -411,15 +413,15 @@ class PtyHost:
                 rows=spec.rows,
             )
         except FileNotFoundError as exc:
-            raise RequestError(
+            raise PtyHostError(
                 "pty.command_not_found", f"Cannot start {spec.command}: {exc}"
             ) from None
         except NotADirectoryError as exc:
-            raise RequestError(
+            raise PtyHostError(
                 "pty.invalid_cwd", f"cwd {spec.cwd!r} is not a directory: {exc}"
             ) from None
         except (OSError, ValueError, TypeError) as exc:
-            raise RequestError("request.invalid", f"Cannot start {spec.command}: {exc}") from None
+            raise invalid(f"Cannot start {spec.command}: {exc}") from None
         terminal = Terminal(self.context, terminal_id, spec, process, created=created)
         self.terminals[terminal_id] = terminal
         self.broadcast({"event": "created", "info": terminal.info()})
@@ -430,13 +432,13 @@ class PtyHost:
         attachment_id = parse_attachment_id(params.get("attachment_id"))
         size = parse_size(params["size"]) if params.get("size") is not None else None
         title_given = "title" in params
-        title = optional_str(params, "title", 1024)
+        title = optional_str(params, "title", MAX_TITLE)
         if size is not None:
             controller = terminal.controller
             if attachment_id is not None and (
                 controller is None or controller.attachment_id != attachment_id
             ):
-                raise RequestError(
+                raise PtyHostError(
                     "pty.not_controller",
                     f"Attachment {attachment_id} is not this terminal's controller.",
                     409,
@@ -477,39 +479,25 @@ class PtyHost:
         request_id = params.get("id")
         try:
             terminal = self.terminal(params)
-            cursor = params.get("cursor")
-            if cursor is None:
-                cursor = 0
-            if isinstance(cursor, bool) or not isinstance(cursor, int) or cursor < 0:
-                raise invalid("`cursor` must be a non-negative integer.")
-            role = params.get("role", "controller")
-            if role not in ("controller", "observer"):
-                raise invalid("`role` must be 'controller' or 'observer'.")
-            takeover = params.get("takeover", False)
-            if not isinstance(takeover, bool):
-                raise invalid("`takeover` must be a boolean.")
-            epoch = params.get("epoch")
-            if epoch is not None and not isinstance(epoch, str):
-                raise invalid("`epoch` must be a string.")
-            attachment_id = parse_attachment_id(params.get("attachment_id"))
-        except RequestError as exc:
+            request = parse_attach(params)
+        except PtyHostError as exc:
             connection.send_json({"id": request_id, "ok": False, "error": exc.to_json()})
             connection.close()
             return
         attachment = Attachment(
-            terminal, attachment_id or f"att_{secrets.token_hex(8)}", connection
+            terminal, request.attachment_id or f"att_{secrets.token_hex(8)}", connection
         )
         connection.attachment = attachment
         connection.send_json({"id": request_id, "ok": True, "result": None})
         try:
             await attachment.start(
-                cursor,
-                wants_control=role == "controller",
-                takeover=takeover,
-                same_epoch=epoch is None or epoch == self.epoch,
+                request.cursor or 0,
+                wants_control=request.role == "controller",
+                takeover=request.takeover,
+                same_epoch=request.epoch is None or request.epoch == self.epoch,
             )
-        except AttachError as exc:
-            connection.send_json({"type": "error", "message": exc.message})
+        except PtyHostError as exc:
+            connection.send_json(exc.frame())
             connection.close()
             return
         if connection.state == "attaching":
@@ -519,85 +507,12 @@ class PtyHost:
     # ----- saving and reviving ----------------------------------------------------------
 
     async def save_terminals(self) -> int:
-        records: list[revive.SavedTerminal] = []
-        for terminal in list(self.terminals.values()):
-            try:
-                checkpoint = await terminal.final_screen()
-            except Exception:
-                log.exception("terminal %s: cannot capture its screen; not saved", terminal.id)
-                continue
-            records.append(
-                revive.SavedTerminal(
-                    id=terminal.id,
-                    command=terminal.command,
-                    args=terminal.args,
-                    cwd=await asyncio.to_thread(revive.process_cwd, terminal.pid, terminal.cwd)
-                    if terminal.running
-                    else terminal.cwd,
-                    title=terminal.user_title,
-                    osc_title=terminal.osc_title,
-                    group=terminal.group,
-                    cols=terminal.cols,
-                    rows=terminal.rows,
-                    created=terminal.created,
-                    exit_code=terminal.exit_code,
-                    was_running=terminal.running,
-                    checkpoint=checkpoint,
-                )
-            )
-        await asyncio.to_thread(revive.save_all, self.settings.saved_terminals_dir, records)
-        log.info("saved %d terminal(s)", len(records))
-        return len(records)
+        return await revive.save_terminals(
+            list(self.terminals.values()), self.settings.saved_terminals_dir
+        )
 
     async def revive_terminals(self) -> None:
-        directory = self.settings.saved_terminals_dir
-        saved_terminals = await asyncio.to_thread(revive.load_all, directory)
-        for saved in saved_terminals:
-            try:
-                self._revive(saved)
-            except Exception:
-                log.exception("could not revive terminal %s", saved.id)
-            await asyncio.to_thread(revive.forget, directory, saved.id)
-
-    def _revive(self, saved: revive.SavedTerminal) -> None:
-        if saved.id in self.terminals:
-            return
-        if saved.is_shell and saved.was_running:
-            try:
-                spec = parse_create(
-                    {
-                        "command": saved.command,
-                        "args": saved.args,
-                        "cwd": saved.cwd if os.path.isdir(saved.cwd) else None,
-                        "title": saved.title,
-                        "group": saved.group,
-                        "size": {"cols": saved.cols, "rows": saved.rows},
-                    }
-                )
-            except RequestError as exc:
-                log.warning("terminal %s cannot be revived as a shell: %s", saved.id, exc.message)
-            else:
-                terminal = self.spawn_terminal(saved.id, spec, created=saved.created)
-                terminal.osc_title = saved.osc_title
-                # Synchronous: the old screen lands in the ring before any new output is read.
-                terminal.accept_output(revive.restored_prefix(saved))
-                return
-        spec = TerminalSpec(
-            command=saved.command,
-            args=saved.args,
-            cwd=saved.cwd,
-            env={},
-            cols=saved.cols,
-            rows=saved.rows,
-            title=saved.title,
-            group=saved.group,
-        )
-        terminal = Terminal(self.context, saved.id, spec, None, created=saved.created)
-        terminal.osc_title = saved.osc_title
-        terminal.exit_code = saved.exit_code
-        terminal.accept_output(saved.checkpoint)
-        terminal.final_offset = terminal.ring.tail
-        self.terminals[saved.id] = terminal
+        await revive.revive_terminals(self, self.settings.saved_terminals_dir)
 
     # ----- foreground process polling ---------------------------------------------------
 
@@ -614,7 +529,7 @@ class PtyHost:
     async def serve(self) -> int:
         settings = self.settings
         settings.ensure_dirs()
-        lock = HostLock(settings)
+        lock = FileLock(lock_path(settings))
         if not await self._acquire(lock):
             log.info("another PTY host already runs for %s", settings.runtime_dir)
             return 0
@@ -628,14 +543,16 @@ class PtyHost:
                 lambda: HostConnection(self), path=str(path)
             )
             await asyncio.to_thread(os.chmod, path, 0o600)
-            registration = Registration(
+            registration = HostRegistration(
                 pid=os.getpid(),
                 protocol=PROTOCOL_VERSION,
                 socket=str(path),
                 secret=self.secret,
                 epoch=self.epoch,
             )
-            await asyncio.to_thread(write_registration, settings, registration)
+            await asyncio.to_thread(
+                write_registration, settings.pty_host_registration_path, registration
+            )
             log.info("PTY host %s listening (pid %d)", self.epoch, os.getpid())
             for signum in (signal.SIGTERM, signal.SIGINT):
                 self.loop.add_signal_handler(signum, self._stop_and_save)
@@ -643,7 +560,12 @@ class PtyHost:
             self._arm_idle_timer()
             self._poll_foreground()
             save = await self.stopping
-            await asyncio.to_thread(remove_registration, settings, os.getpid())
+            await asyncio.to_thread(
+                remove_registration,
+                settings.pty_host_registration_path,
+                HostRegistration,
+                pid=os.getpid(),
+            )
             server.close()
             if save:
                 await self.save_terminals()
@@ -652,14 +574,14 @@ class PtyHost:
             await asyncio.to_thread(lock.release)
         return 0
 
-    async def _acquire(self, lock: HostLock) -> bool:
+    async def _acquire(self, lock: FileLock) -> bool:
         """Take the host lock. A host that is still saving and exiting holds it briefly: wait
         for it, unless another live host is registered and serving (then it wins)."""
         deadline = time.monotonic() + LOCK_WAIT_SECONDS
         while True:
-            if await asyncio.to_thread(lock.acquire):
+            if await asyncio.to_thread(lock.try_acquire):
                 return True
-            registration = await asyncio.to_thread(read_registration, self.settings)
+            registration = await asyncio.to_thread(read_host_registration, self.settings)
             if usable(registration) or time.monotonic() > deadline:
                 return False
             await asyncio.sleep(0.05)

@@ -10,9 +10,14 @@ Every frame is a 5-byte header (payload length: u32 big-endian, kind: u8) and a 
 
 A connection starts with a JSON hello carrying the host's secret. On a control connection
 requests are `{"id", "op", ...}` and answers `{"id", "ok": true, "result"}` or
-`{"id", "ok": false, "error": {"type", "message"}}`; host events are `{"event": ...}`. An
-attachment connection sends one `attach` request; after a successful answer the JSON frames
-are exactly the WebSocket text frames of API.md.
+`{"id", "ok": false, "error"}`; host events are `{"event": ...}`. An attachment connection
+sends one `attach` request; after a successful answer the JSON frames are exactly the
+WebSocket text frames of API.md.
+
+Every failure has one shape, PtyHostError's `{"type", "message", "status"}`: under `error` in
+a failed answer, and in an error frame `{"type": "error", "message", "error"}` (a failed
+hello, a protocol violation, or anything an attached client is told; `message` at the top is
+what API.md promises browsers).
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ import json
 import struct
 from dataclasses import dataclass
 from enum import IntEnum
+
+from desktop.values import strict_int
 
 PROTOCOL_VERSION = 1
 HEADER = struct.Struct("!IB")
@@ -39,6 +46,43 @@ class FrameKind(IntEnum):
 
 class ProtocolError(Exception):
     """The peer sent something that is not a valid frame: the connection must be closed."""
+
+
+class PtyHostError(Exception):
+    """A refusal or failure of the PTY host: a dotted `type`, a sentence, the HTTP `status`
+    that fits (what the service answers with). The one error type of both sides."""
+
+    def __init__(self, type: str, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.type = type
+        self.message = message
+        self.status = status
+
+    def to_json(self) -> dict[str, object]:
+        return {"type": self.type, "message": self.message, "status": self.status}
+
+    def frame(self) -> dict[str, object]:
+        """The error frame that carries this error."""
+        return {"type": "error", "message": self.message, "error": self.to_json()}
+
+    @classmethod
+    def from_json(cls, value: object) -> PtyHostError:
+        """The error of an answer or frame; a malformed one is a 502 of its own."""
+        if not isinstance(value, dict):
+            return cls("pty.host_error", "The PTY host answered with an unknown error.", 502)
+        status = value.get("status")
+        return cls(
+            str(value.get("type", "pty.host_error")),
+            str(value.get("message", "The PTY host refused the request.")),
+            status if strict_int(status) else 400,
+        )
+
+
+class PtyHostUnavailable(PtyHostError):
+    """The PTY host could not be reached (not running, died, or refused us)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("pty.host_unavailable", message, 503)
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,7 +220,3 @@ class FrameDecoder:
 
 
 _KINDS = frozenset(int(kind) for kind in FrameKind)
-
-
-def error_message(type: str, message: str) -> dict[str, object]:
-    return {"type": "error", "error": {"type": type, "message": message}}

@@ -1,4 +1,5 @@
-"""Saving terminals when the app quits and bringing them back on the next start.
+"""Saving terminals when the app quits and bringing them back on the next start: the policy
+(what comes back as what) and the file format.
 
 Each terminal is one JSON file (0600, written atomically) in the data dir's `terminals/`
 directory (0700). A shell comes back as a new shell in the same cwd with the old screen shown
@@ -9,6 +10,7 @@ last screen. A file that cannot be read is skipped with a warning (and set aside
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import contextlib
@@ -18,8 +20,14 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from desktop.config import ensure_private_dir, write_private_file
+from desktop.ptyhost.protocol import PtyHostError
+from desktop.ptyhost.spec import TerminalSpec, parse_create
+from desktop.ptyhost.terminal import HostContext, Terminal
+from desktop.ptyhost.validation import is_dimension
+from desktop.values import strict_int
 
 log = logging.getLogger("desk.ptyhost")
 
@@ -100,18 +108,14 @@ class SavedTerminal:
         }
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
             raise ValueError("args must be a list of strings")
-        for value in (cols, rows):
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 1000:
-                raise ValueError("bad size")
-        assert isinstance(cols, int) and isinstance(rows, int)
+        if not (is_dimension(cols) and is_dimension(rows)):
+            raise ValueError("bad size")
         try:
             checkpoint = base64.b64decode(str(_typed(raw, "checkpoint", str)), validate=True)
         except binascii.Error as exc:
             raise ValueError(f"bad checkpoint: {exc}") from None
         exit_code = raw.get("exit_code")
-        if exit_code is not None and (
-            isinstance(exit_code, bool) or not isinstance(exit_code, int)
-        ):
+        if exit_code is not None and not strict_int(exit_code):
             raise ValueError("bad exit_code")
         terminal_id = fields["id"]
         assert isinstance(terminal_id, str)
@@ -136,7 +140,7 @@ class SavedTerminal:
 
 def _typed(raw: dict[str, object], name: str, kind: type) -> object:
     value = raw.get(name)
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+    if not isinstance(value, kind) or (kind is int and not strict_int(value)):
         raise ValueError(f"{name} missing or not a {kind.__name__}")
     return value
 
@@ -195,3 +199,104 @@ def restored_prefix(saved: SavedTerminal) -> bytes:
     marker = f"\x1b[0m\x1b[2m--- restored {stamp} ---\x1b[0m"
     # Leave the alternate screen the old program may have used, show the cursor, new line.
     return saved.checkpoint + b"\x1b[?1049l\x1b[0m\x1b[?25h\r\n" + marker.encode() + b"\r\n"
+
+
+# ----- policy ---------------------------------------------------------------------------
+
+
+class Host(Protocol):
+    """What reviving needs of the daemon (desktop.ptyhost.daemon.PtyHost)."""
+
+    @property
+    def context(self) -> HostContext: ...
+    @property
+    def terminals(self) -> dict[str, Terminal]: ...
+    def spawn_terminal(
+        self, terminal_id: str, spec: TerminalSpec, *, created: int | None = None
+    ) -> Terminal: ...
+
+
+async def save_terminals(terminals: list[Terminal], directory: Path) -> int:
+    """Save every terminal whose screen can be captured; returns how many were saved."""
+    records: list[SavedTerminal] = []
+    for terminal in terminals:
+        try:
+            checkpoint = await terminal.final_screen()
+        except Exception:
+            log.exception("terminal %s: cannot capture its screen; not saved", terminal.id)
+            continue
+        records.append(
+            SavedTerminal(
+                id=terminal.id,
+                command=terminal.command,
+                args=terminal.args,
+                cwd=await asyncio.to_thread(process_cwd, terminal.pid, terminal.cwd)
+                if terminal.running
+                else terminal.cwd,
+                title=terminal.user_title,
+                osc_title=terminal.osc_title,
+                group=terminal.group,
+                cols=terminal.cols,
+                rows=terminal.rows,
+                created=terminal.created,
+                exit_code=terminal.exit_code,
+                was_running=terminal.running,
+                checkpoint=checkpoint,
+            )
+        )
+    await asyncio.to_thread(save_all, directory, records)
+    log.info("saved %d terminal(s)", len(records))
+    return len(records)
+
+
+async def revive_terminals(host: Host, directory: Path) -> None:
+    """Bring back every saved terminal into `host`, each file read once and then forgotten."""
+    for saved in await asyncio.to_thread(load_all, directory):
+        try:
+            revive(host, saved)
+        except Exception:
+            log.exception("could not revive terminal %s", saved.id)
+        await asyncio.to_thread(forget, directory, saved.id)
+
+
+def revive(host: Host, saved: SavedTerminal) -> None:
+    """A running shell comes back as a new shell below its old screen; anything else as an
+    exited terminal showing its last screen."""
+    if saved.id in host.terminals:
+        return
+    if saved.is_shell and saved.was_running:
+        try:
+            spec = parse_create(
+                {
+                    "command": saved.command,
+                    "args": saved.args,
+                    "cwd": saved.cwd if os.path.isdir(saved.cwd) else None,
+                    "title": saved.title,
+                    "group": saved.group,
+                    "size": {"cols": saved.cols, "rows": saved.rows},
+                }
+            )
+        except PtyHostError as exc:
+            log.warning("terminal %s cannot be revived as a shell: %s", saved.id, exc.message)
+        else:
+            terminal = host.spawn_terminal(saved.id, spec, created=saved.created)
+            terminal.osc_title = saved.osc_title
+            # Synchronous: the old screen lands in the ring before any new output is read.
+            terminal.accept_output(restored_prefix(saved))
+            return
+    spec = TerminalSpec(
+        command=saved.command,
+        args=saved.args,
+        cwd=saved.cwd,
+        env={},
+        cols=saved.cols,
+        rows=saved.rows,
+        title=saved.title,
+        group=saved.group,
+    )
+    terminal = Terminal(host.context, saved.id, spec, None, created=saved.created)
+    terminal.osc_title = saved.osc_title
+    terminal.exit_code = saved.exit_code
+    terminal.accept_output(saved.checkpoint)
+    terminal.final_offset = terminal.ring.tail
+    host.terminals[saved.id] = terminal

@@ -19,15 +19,17 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from enum import Enum
+from typing import Protocol
 
 from desktop.native import ExitStatus, PtyProcess
+from desktop.ptyhost.flow import FlowLimits
 from desktop.ptyhost.output_scan import OutputScanner
+from desktop.ptyhost.protocol import PtyHostError
 from desktop.ptyhost.ring import OutputRing
 from desktop.ptyhost.screen import ScreenModel
-
-if TYPE_CHECKING:
-    from desktop.ptyhost.attachment import Attachment
+from desktop.ptyhost.spec import TerminalSpec
+from desktop.ptyhost.timers import Timers
 
 log = logging.getLogger("desk.ptyhost")
 
@@ -46,33 +48,29 @@ READ_SLICE_SECONDS = 0.0005
 LONE_READ_SLICE_SECONDS = 0.002
 TYPING_SECONDS = 1.0
 FLOOD_YIELD_SECONDS = 0.002
-MAX_INPUT_BACKLOG = 1024 * 1024
+DELETED = PtyHostError("pty.deleted", "The terminal was deleted.", 410)
 
 
-@dataclass(frozen=True)
-class FlowLimits:
-    """Flow-control thresholds derived from the ring size."""
+class Lifecycle(Enum):
+    """Where a terminal's process and PTY are; `info()["status"]` is "exited" only at EXITED."""
 
-    window_high: int  # stop sending to an attachment with this many unacknowledged bytes
-    window_low: int  # resume below this
-    controller_pause: int  # stop reading the PTY when the controller is this far behind
-    controller_resume: int
-    read_budget: int  # bytes read from one PTY per wake-up
-    chunk: int  # largest output frame
+    RUNNING = "running"  # the child runs; the PTY is read
+    DRAINING = "draining"  # the child exited; what is left in the PTY is still read
+    HUNG_UP = "hung_up"  # the PTY reached EOF; the child's exit is awaited
+    EXITED = "exited"  # final: exit code and final offset known, the process closed
 
-    @classmethod
-    def for_ring(cls, capacity: int) -> FlowLimits:
-        high = max(4096, min(1024 * 1024, capacity // 4))
-        pause = max(high, capacity // 2)
-        budget = max(4096, min(256 * 1024, capacity // 4))
-        return cls(
-            window_high=high,
-            window_low=high // 2,
-            controller_pause=pause,
-            controller_resume=pause // 2,
-            read_budget=budget,
-            chunk=min(256 * 1024, budget),
-        )
+
+class Viewer(Protocol):
+    """What a terminal needs of an attached client (desktop.ptyhost.attachment.Attachment)."""
+
+    @property
+    def attachment_id(self) -> str: ...
+    @property
+    def behind(self) -> int: ...
+    def pump(self) -> None: ...
+    def send_event(self, message: dict[str, object]) -> None: ...
+    def supersede(self) -> None: ...
+    def close(self, reason: PtyHostError | None = None) -> None: ...
 
 
 class TerminalListener(Protocol):
@@ -98,18 +96,6 @@ class HostContext:
     last_input_terminal: str | None = None
 
 
-@dataclass
-class TerminalSpec:
-    command: str
-    args: list[str]
-    cwd: str
-    env: dict[str, str]
-    cols: int
-    rows: int
-    title: str | None = None
-    group: str | None = None
-
-
 class Terminal:
     def __init__(
         self,
@@ -133,32 +119,27 @@ class Terminal:
         self.created = created if created is not None else int(time.time() * 1000)
         self.process = process
         self.pid: int | None = process.pid if process else None
-        self.status = "running" if process else "exited"
+        self.lifecycle = Lifecycle.RUNNING if process else Lifecycle.EXITED
         self.exit_code: int | None = None
         self.foreground_process: str | None = None
         self.ring = OutputRing(context.ring_bytes)
         self.screen = ScreenModel(spec.cols, spec.rows)
         self.scanner = OutputScanner()
-        self.attachments: list[Attachment] = []
-        self.controller: Attachment | None = None
+        self.attachments: list[Viewer] = []
+        # The one attachment allowed to type and resize: roles are derived from this alone.
+        self.controller: Viewer | None = None
         self.generation = 0
         self.deleted = False
         self.final_offset: int | None = None if process else 0
         self._pauses: set[str] = set()
         self._reading = False
-        self._eof = False
-        self._child_exited = False
         self._pidfd: int | None = None
         self._last_output = 0.0
         self._last_foreground_check = 0.0
         self._input_backlog = bytearray()
         self._writing = False
         self._input_waiters: list[Callable[[], None]] = []
-        self._timers: list[asyncio.TimerHandle] = []
-        self._drain_timer: asyncio.TimerHandle | None = None
-        self._idle_timer: asyncio.TimerHandle | None = None
-        self._yield_timer: asyncio.TimerHandle | None = None
-        self._poll_timer: asyncio.TimerHandle | None = None
+        self._timers = Timers(context.loop)
         self._screen_job: asyncio.Future[None] | None = None
         self._checkpoint_job: asyncio.Future[tuple[bytes, int]] | None = None
         self.exited = asyncio.Event()
@@ -178,7 +159,16 @@ class Terminal:
 
     @property
     def running(self) -> bool:
-        return self.status == "running"
+        return self.lifecycle is not Lifecycle.EXITED
+
+    @property
+    def status(self) -> str:
+        return "running" if self.running else "exited"
+
+    @property
+    def pty_open(self) -> bool:
+        """The PTY still gives output and takes input."""
+        return self.lifecycle in (Lifecycle.RUNNING, Lifecycle.DRAINING)
 
     def info(self) -> dict[str, object]:
         return {
@@ -201,7 +191,7 @@ class Terminal:
     # ----- reading output ---------------------------------------------------------------
 
     def _sync_reader(self) -> None:
-        want = self.process is not None and not self._eof and not self._pauses
+        want = self.process is not None and self.pty_open and not self._pauses
         if want == self._reading:
             return
         assert self.process is not None
@@ -220,10 +210,6 @@ class Terminal:
         if reason in self._pauses:
             self._pauses.discard(reason)
             self._sync_reader()
-
-    @property
-    def paused_for(self) -> frozenset[str]:
-        return frozenset(self._pauses)
 
     def _on_readable(self) -> None:
         process = self.process
@@ -287,11 +273,7 @@ class Terminal:
             and "yield" not in self._pauses
         ):
             self.pause("yield")
-            self._yield_timer = context.loop.call_later(FLOOD_YIELD_SECONDS, self._end_yield)
-
-    def _end_yield(self) -> None:
-        self._yield_timer = None
-        self.resume("yield")
+            self._timers.start("yield", FLOOD_YIELD_SECONDS, lambda: self.resume("yield"))
 
     def accept_output(self, data: bytes) -> None:
         """Record output (from the PTY, or restored content) and hand it to everyone."""
@@ -330,20 +312,15 @@ class Terminal:
     # ----- screen model -----------------------------------------------------------------
 
     def _schedule_idle_catch_up(self) -> None:
-        if self._idle_timer is None:
-            self._idle_timer = self.context.loop.call_later(
-                SCREEN_IDLE_CATCH_UP_SECONDS, self._idle_catch_up
-            )
+        if not self._timers.pending("idle"):
+            self._timers.start("idle", SCREEN_IDLE_CATCH_UP_SECONDS, self._idle_catch_up)
 
     def _idle_catch_up(self) -> None:
-        self._idle_timer = None
         if self.screen.pending_bytes <= 0 or self._screen_job is not None:
             return
         quiet = time.monotonic() - self._last_output
         if quiet < SCREEN_IDLE_CATCH_UP_SECONDS:
-            self._idle_timer = self.context.loop.call_later(
-                SCREEN_IDLE_CATCH_UP_SECONDS - quiet, self._idle_catch_up
-            )
+            self._timers.start("idle", SCREEN_IDLE_CATCH_UP_SECONDS - quiet, self._idle_catch_up)
             return
         self._start_screen_catch_up(SCREEN_IDLE_CATCH_UP_BYTES)
 
@@ -458,9 +435,10 @@ class Terminal:
         """Send input to the PTY; False when it was dropped (the terminal is not running).
 
         Bytes the PTY does not take at once are kept and written when it is writable; the
-        caller should stop reading its peer while `input_backlog` exceeds MAX_INPUT_BACKLOG."""
+        caller should stop reading its peer while `input_backlog` exceeds
+        `FlowLimits.input_backlog`."""
         process = self.process
-        if process is None or not self.running or self._eof:
+        if process is None or not self.pty_open:
             return False
         self.context.last_input = time.monotonic()
         self.context.last_input_terminal = self.id
@@ -494,7 +472,7 @@ class Terminal:
         del self._input_backlog[:written]
         if not self._input_backlog:
             self._stop_writing()
-        elif len(self._input_backlog) <= MAX_INPUT_BACKLOG // 2:
+        elif len(self._input_backlog) <= self.context.flow.input_backlog // 2:
             self._wake_input_waiters()
 
     def _stop_writing(self) -> None:
@@ -510,25 +488,21 @@ class Terminal:
 
     # ----- attachments ------------------------------------------------------------------
 
-    def broadcast(self, message: dict[str, object], *, skip: Attachment | None = None) -> None:
+    def broadcast(self, message: dict[str, object], *, skip: Viewer | None = None) -> None:
         for attachment in list(self.attachments):
             if attachment is not skip:
                 attachment.send_event(message)
 
-    def assign_role(self, attachment: Attachment, wants_control: bool, takeover: bool) -> None:
+    def assign_role(self, attachment: Viewer, wants_control: bool, takeover: bool) -> None:
         """Decide the role of a new attachment; at most one controller, ever."""
         current = self.controller
         if not wants_control:
-            attachment.role = "observer"
             return
         if current is not None and current.attachment_id == attachment.attachment_id:
             # The same client came back before its old connection was noticed as gone.
             current.supersede()
             current = self.controller
         if current is None or takeover:
-            if current is not None:
-                current.role = "observer"
-            attachment.role = "controller"
             self.controller = attachment
             self.generation += 1
             self.broadcast(
@@ -539,13 +513,11 @@ class Terminal:
                 },
                 skip=attachment,
             )
-        else:
-            attachment.role = "observer"
 
-    def add_attachment(self, attachment: Attachment) -> None:
+    def add_attachment(self, attachment: Viewer) -> None:
         self.attachments.append(attachment)
 
-    def remove_attachment(self, attachment: Attachment) -> None:
+    def remove_attachment(self, attachment: Viewer) -> None:
         if attachment in self.attachments:
             self.attachments.remove(attachment)
         if self.controller is attachment:
@@ -569,10 +541,10 @@ class Terminal:
         self.context.loop.add_reader(self._pidfd, self._on_child_exit)
 
     def _poll_child_later(self) -> None:
-        self._poll_timer = self.context.loop.call_later(0.2, self._poll_child)
+        self._timers.start("poll", 0.2, self._poll_child)
 
     def _poll_child(self) -> None:
-        if self.process is None or self.status != "running":
+        if self.process is None or not self.running:
             return
         if self.process.poll_exit() is not None:
             self._on_child_exit()
@@ -584,45 +556,46 @@ class Terminal:
             self.context.loop.remove_reader(self._pidfd)
             os.close(self._pidfd)
             self._pidfd = None
-        self._child_exited = True
-        if self._eof:
+        if self.lifecycle is Lifecycle.HUNG_UP:
             self._finish()
-        else:
+        elif self.lifecycle is Lifecycle.RUNNING:
             # Read what is left; something else may hold the PTY open, so do not wait forever.
-            self._drain_timer = self.context.loop.call_later(EXIT_DRAIN_SECONDS, self._drain_check)
+            self.lifecycle = Lifecycle.DRAINING
+            self._timers.start("drain", EXIT_DRAIN_SECONDS, self._drain_check)
 
     def _drain_check(self) -> None:
-        self._drain_timer = None
-        if self.status != "running":
+        if not self.running:
             return
         if self._pauses or time.monotonic() - self._last_output < EXIT_DRAIN_SECONDS:
-            self._drain_timer = self.context.loop.call_later(EXIT_DRAIN_SECONDS, self._drain_check)
+            self._timers.start("drain", EXIT_DRAIN_SECONDS, self._drain_check)
             return
         self._finish()
 
     def _on_eof(self) -> None:
-        self._eof = True
-        self._sync_reader()
-        if self._child_exited:
+        if self.lifecycle is Lifecycle.DRAINING:
             self._finish()
-        elif self.process is not None and self.process.poll_exit() is not None:
+            return
+        if self.lifecycle is not Lifecycle.RUNNING:
+            return
+        self.lifecycle = Lifecycle.HUNG_UP
+        self._sync_reader()
+        if self.process is not None and self.process.poll_exit() is not None:
             self._on_child_exit()
 
     def _finish(self) -> None:
-        if self.status != "running" or self.process is None:
+        if not self.running or self.process is None:
             return
         status = self.process.poll_exit()
         if status is None:
             status = ExitStatus(code=None, signal=None)
-        self._eof = True
+        self.lifecycle = Lifecycle.EXITED
         self._sync_reader()
         self._stop_writing()
         self._input_backlog.clear()
-        self.status = "exited"
         self.exit_code = status.exit_code
         self.final_offset = self.ring.tail
         self.context.flooding.discard(self.id)
-        self._cancel_timers()
+        self._timers.cancel_all()
         self.process.close()
         for attachment in list(self.attachments):
             attachment.pump()
@@ -630,24 +603,7 @@ class Terminal:
         self.context.listener.terminal_updated(self)
         self.context.listener.terminal_exited(self)
         if self.deleted:
-            self.close_attachments("The terminal was deleted.")
-
-    def _cancel_timers(self) -> None:
-        for timer in self._timers:
-            timer.cancel()
-        self._timers.clear()
-        if self._drain_timer is not None:
-            self._drain_timer.cancel()
-            self._drain_timer = None
-        if self._idle_timer is not None:
-            self._idle_timer.cancel()
-            self._idle_timer = None
-        if self._yield_timer is not None:
-            self._yield_timer.cancel()
-            self._yield_timer = None
-        if self._poll_timer is not None:
-            self._poll_timer.cancel()
-            self._poll_timer = None
+            self.close_attachments(DELETED)
 
     def hang_up(self) -> None:
         """SIGHUP the process group now, SIGKILL it if still running after 2 s."""
@@ -655,13 +611,15 @@ class Terminal:
             return
         self.process.signal_group(signal.SIGHUP)
         self.process.signal_group(signal.SIGCONT)
-        self._timers.append(self.context.loop.call_later(HANGUP_KILL_SECONDS, self._kill))
+        # A second hang-up keeps the first deadline.
+        if not self._timers.pending("kill"):
+            self._timers.start("kill", HANGUP_KILL_SECONDS, self._kill)
 
     def _kill(self) -> None:
         if self.process is not None and self.running:
             self.process.signal_group(signal.SIGKILL)
             # Whatever still holds the PTY open, stop waiting for it soon.
-            if self._child_exited:
+            if self.lifecycle is Lifecycle.DRAINING:
                 self._finish()
 
     def delete(self) -> None:
@@ -669,10 +627,10 @@ class Terminal:
         if self.running:
             self.hang_up()
         else:
-            self.close_attachments("The terminal was deleted.")
-            self._cancel_timers()
+            self.close_attachments(DELETED)
+            self._timers.cancel_all()
 
-    def close_attachments(self, reason: str) -> None:
+    def close_attachments(self, reason: PtyHostError) -> None:
         for attachment in list(self.attachments):
             attachment.close(reason)
 
@@ -686,10 +644,9 @@ class Terminal:
                 self.process.signal_group(signal.SIGKILL)
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self.exited.wait(), grace)
-            if self.running:
-                self._child_exited = True
-                self._finish()
-        self._cancel_timers()
+            # Whatever still holds the PTY open, the host is exiting: finish now.
+            self._finish()
+        self._timers.cancel_all()
         if self._pidfd is not None:
             self.context.loop.remove_reader(self._pidfd)
             os.close(self._pidfd)

@@ -1,40 +1,38 @@
-"""Checks on what a client asks the PTY host to do: every bad field is a clear 400."""
+"""The rules for what a client may ask of the PTY host, written once for both sides.
+
+The PTY host checks every request with these parsers; the service (desktop.server) imports
+the same ones to answer bad WebSocket queries and text frames before they reach the host.
+Every refusal is a PtyHostError of type `request.invalid` (status 400) whose message names
+the bad field. This module imports nothing heavier than the protocol's error type.
+"""
 
 from __future__ import annotations
 
-import os
+import json
 import re
-import shutil
 from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal, TypeGuard
 
-from desktop.config import user_environment
-from desktop.ptyhost.terminal import TerminalSpec
+from desktop.ptyhost.protocol import PtyHostError
+from desktop.values import strict_int
 
 MAX_DIMENSION = 1000
 DEFAULT_COLS = 80
 DEFAULT_ROWS = 24
 MAX_TITLE = 1024
 MAX_GROUP = 256
+MAX_PATH = 4096
 ATTACHMENT_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
-# Secrets of the service never leak into terminals.
-HIDDEN_ENV = ("DESK_API_KEY",)
+ATTACHMENT_ID_RULE = "`attachment_id` must be 1-128 letters, digits, '_', '-', '.' or ':'."
+# A cursor in a query string: an output offset (u64) in decimal.
+_CURSOR_TEXT = re.compile(r"^[0-9]{1,19}$")
+Role = Literal["controller", "observer"]
+ROLES: tuple[Role, ...] = ("controller", "observer")
 
 
-class RequestError(Exception):
-    """A request the host refuses; `status` is the HTTP status the service should answer."""
-
-    def __init__(self, type: str, message: str, status: int = 400) -> None:
-        super().__init__(message)
-        self.type = type
-        self.message = message
-        self.status = status
-
-    def to_json(self) -> dict[str, object]:
-        return {"type": self.type, "message": self.message, "status": self.status}
-
-
-def invalid(message: str) -> RequestError:
-    return RequestError("request.invalid", message, 400)
+def invalid(message: str) -> PtyHostError:
+    return PtyHostError("request.invalid", message, 400)
 
 
 def optional_str(params: Mapping[str, object], name: str, limit: int) -> str | None:
@@ -50,10 +48,15 @@ def optional_str(params: Mapping[str, object], name: str, limit: int) -> str | N
     return value
 
 
+def is_dimension(value: object) -> TypeGuard[int]:
+    """A terminal width or height: an integer from 1 to MAX_DIMENSION."""
+    return strict_int(value) and 1 <= value <= MAX_DIMENSION
+
+
 def dimension(value: object, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
+    if not strict_int(value):
         raise invalid(f"`size.{name}` must be an integer from 1 to {MAX_DIMENSION}.")
-    if not 1 <= value <= MAX_DIMENSION:
+    if not is_dimension(value):
         raise invalid(f"`size.{name}` must be from 1 to {MAX_DIMENSION}, got {value}.")
     return value
 
@@ -64,94 +67,118 @@ def parse_size(value: object) -> tuple[int, int]:
     return dimension(value.get("cols"), "cols"), dimension(value.get("rows"), "rows")
 
 
-def parse_env(value: object) -> dict[str, str]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise invalid("`env` must be an object of strings.")
-    env: dict[str, str] = {}
-    for key, item in value.items():
-        if not isinstance(key, str) or not key or "=" in key or "\0" in key:
-            raise invalid(f"`env` has an invalid variable name {key!r}.")
-        if not isinstance(item, str) or "\0" in item:
-            raise invalid(f"`env.{key}` must be a string without NUL characters.")
-        env[key] = item
-    return env
-
-
-def parse_args(value: object) -> list[str]:
-    if value is None:
-        return []
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise invalid("`args` must be a list of strings.")
-    if any("\0" in item for item in value):
-        raise invalid("`args` must not contain NUL characters.")
-    return list(value)
-
-
-def base_environment() -> dict[str, str]:
-    env = {key: value for key, value in user_environment().items() if key not in HIDDEN_ENV}
-    env["TERM"] = "xterm-256color"
-    env["COLORTERM"] = "truecolor"
-    return env
-
-
-def default_shell() -> str:
-    shell = os.environ.get("SHELL", "")
-    if shell and os.path.isabs(shell) and os.access(shell, os.X_OK):
-        return shell
-    return "/bin/bash"
-
-
-def resolve_command(command: str, path: str) -> str:
-    if "/" in command:
-        if os.path.isfile(command) and os.access(command, os.X_OK):
-            return command
-        raise RequestError("pty.command_not_found", f"{command} is not an executable file.")
-    found = shutil.which(command, path=path)
-    if found is None:
-        raise RequestError("pty.command_not_found", f"Command {command!r} was not found in PATH.")
-    return command
-
-
-def parse_create(params: Mapping[str, object]) -> TerminalSpec:
-    """The spec of a new terminal; raises RequestError naming the first bad field."""
-    raw_command = optional_str(params, "command", 4096)
-    args = parse_args(params.get("args"))
-    user_env = parse_env(params.get("env"))
-    title = optional_str(params, "title", MAX_TITLE)
-    group = optional_str(params, "group", MAX_GROUP)
-    cols, rows = DEFAULT_COLS, DEFAULT_ROWS
-    if params.get("size") is not None:
-        cols, rows = parse_size(params.get("size"))
-    cwd_value = optional_str(params, "cwd", 4096)
-    env = base_environment()
-    env.update(user_env)
-    if cwd_value is None or cwd_value == "":
-        cwd = os.path.expanduser("~")
-    else:
-        cwd = os.path.expanduser(cwd_value)
-        if not os.path.isabs(cwd):
-            raise RequestError("pty.invalid_cwd", f"cwd {cwd_value!r} must be an absolute path.")
-    if not os.path.isdir(cwd):
-        raise RequestError("pty.invalid_cwd", f"cwd {cwd!r} is not a directory.")
-    command = raw_command or default_shell()
-    resolve_command(command, env.get("PATH", os.defpath))
-    return TerminalSpec(
-        command=command,
-        args=args,
-        cwd=cwd,
-        env=env,
-        cols=cols,
-        rows=rows,
-        title=title or None,
-        group=group,
-    )
-
-
 def parse_attachment_id(value: object) -> str | None:
     if value is None:
         return None
     if not isinstance(value, str) or not ATTACHMENT_ID.match(value):
-        raise invalid("`attachment_id` must be 1-128 letters, digits, '_', '-', '.' or ':'.")
+        raise invalid(ATTACHMENT_ID_RULE)
     return value
+
+
+# ----- attaching ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class AttachRequest:
+    """What an attachment asks for: where to replay from, which role, whose epoch."""
+
+    cursor: int | None = None
+    role: Role = "controller"
+    takeover: bool = False
+    epoch: str | None = None
+    attachment_id: str | None = None
+
+
+def parse_attach(params: Mapping[str, object]) -> AttachRequest:
+    """The host's check of an `attach` request (JSON values)."""
+    cursor = params.get("cursor")
+    if cursor is not None and not (strict_int(cursor) and cursor >= 0):
+        raise invalid("`cursor` must be a non-negative integer.")
+    role = params.get("role", "controller")
+    if role not in ROLES:
+        raise invalid("`role` must be 'controller' or 'observer'.")
+    takeover = params.get("takeover", False)
+    if not isinstance(takeover, bool):
+        raise invalid("`takeover` must be a boolean.")
+    epoch = params.get("epoch")
+    if epoch is not None and not isinstance(epoch, str):
+        raise invalid("`epoch` must be a string.")
+    return AttachRequest(
+        cursor=cursor,
+        role="controller" if role == "controller" else "observer",
+        takeover=takeover,
+        epoch=epoch,
+        attachment_id=parse_attachment_id(params.get("attachment_id")),
+    )
+
+
+def parse_attach_query(query: Mapping[str, str]) -> AttachRequest:
+    """The service's check of the WebSocket query (strings; empty means absent)."""
+    raw_cursor = query.get("cursor") or None
+    if raw_cursor is not None and not _CURSOR_TEXT.match(raw_cursor):
+        raise invalid(f"`cursor` must be a non-negative integer, got {raw_cursor!r}.")
+    takeover = query.get("takeover", "false")
+    if takeover not in ("true", "false"):
+        raise invalid("`takeover` must be 'true' or 'false'.")
+    return parse_attach(
+        {
+            "cursor": int(raw_cursor) if raw_cursor is not None else None,
+            "role": query.get("role", "controller"),
+            "takeover": takeover == "true",
+            "epoch": query.get("epoch") or None,
+            "attachment_id": query.get("attachment_id") or None,
+        }
+    )
+
+
+# ----- messages of an attached client -----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Ack:
+    """The client consumed `count` bytes of binary output (flow control)."""
+
+    count: int
+
+    def to_json(self) -> dict[str, object]:
+        return {"type": "ack", "bytes": self.count}
+
+
+@dataclass(frozen=True, slots=True)
+class Resize:
+    cols: int
+    rows: int
+
+    def to_json(self) -> dict[str, object]:
+        return {"type": "resize", "cols": self.cols, "rows": self.rows}
+
+
+ClientMessage = Ack | Resize
+NOT_AN_OBJECT = "Text frames must be JSON objects: {type: 'ack'|'resize', ...}."
+
+
+def parse_client_message(value: object) -> ClientMessage:
+    """A client's text message (decoded JSON); PtyHostError says what is wrong with it."""
+    if not isinstance(value, dict):
+        raise invalid(NOT_AN_OBJECT)
+    kind = value.get("type")
+    if kind == "ack":
+        count = value.get("bytes")
+        if not (strict_int(count) and count >= 0):
+            raise invalid("An ack needs `bytes`: a non-negative integer.")
+        return Ack(count)
+    if kind == "resize":
+        cols, rows = value.get("cols"), value.get("rows")
+        if not (is_dimension(cols) and is_dimension(rows)):
+            raise invalid(f"A resize needs `cols` and `rows`: integers from 1 to {MAX_DIMENSION}.")
+        return Resize(cols, rows)
+    raise invalid(f"Unknown message type {kind!r}: expected 'ack' or 'resize'.")
+
+
+def parse_client_text(text: str) -> ClientMessage:
+    """`parse_client_message` of a WebSocket text frame."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        raise invalid(NOT_AN_OBJECT) from None
+    return parse_client_message(value)

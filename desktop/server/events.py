@@ -48,7 +48,6 @@ class Subscription:
 class EventBus:
     def __init__(self) -> None:
         self._subscribers: set[Subscription] = set()
-        self.published = 0
 
     def subscribe(self) -> Subscription:
         sub = Subscription()
@@ -58,15 +57,10 @@ class EventBus:
     def unsubscribe(self, sub: Subscription) -> None:
         self._subscribers.discard(sub)
 
-    @property
-    def subscriber_count(self) -> int:
-        return len(self._subscribers)
-
     def publish(
         self, type: str, properties: dict[str, object], event_id: int | None = None
     ) -> None:
         """Queue the event for every subscriber; encoded once, never awaits."""
-        self.published += 1
         frame = encode_event(type, properties, event_id)
         for sub in list(self._subscribers):
             if sub.overflowed:

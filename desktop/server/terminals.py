@@ -12,22 +12,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import json
 import logging
-import re
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 from aiohttp import WSMsgType, web
 
 from desktop.config import Settings
-from desktop.ptyhost.client import (
-    PtyAttachment,
-    PtyHostClient,
-    PtyHostError,
-    TextMessage,
-)
-from desktop.ptyhost.protocol import OutputFrame, dumps
+from desktop.ptyhost.client import PtyAttachment, PtyHostClient, TextMessage
+from desktop.ptyhost.launcher import ensure_host
+from desktop.ptyhost.protocol import OutputFrame, PtyHostError, dumps
+from desktop.ptyhost.validation import parse_attach_query, parse_client_text
 from desktop.server.appkeys import EVENTS, SETTINGS
 from desktop.server.auth import AUTH_METHOD, own_origin
 from desktop.server.errors import ApiError, data_response, read_json_object
@@ -39,8 +34,6 @@ log = logging.getLogger("desk.server.terminals")
 MAX_INPUT_MESSAGE = 1024 * 1024
 # Output frames already waiting are joined into one WebSocket message up to this size.
 COALESCE_BYTES = 1024 * 1024
-_ATTACHMENT_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
-_CURSOR = re.compile(r"^[0-9]{1,19}$")
 _EVENT_TYPES = {
     "created": "pty.created",
     "updated": "pty.updated",
@@ -67,7 +60,7 @@ class TerminalService:
             return current
         async with self._lock:
             if self._client is None or self._client.closed:
-                self._adopt(await PtyHostClient.ensure(self.settings))
+                self._adopt(await ensure_host(self.settings))
             assert self._client is not None
             return self._client
 
@@ -186,41 +179,6 @@ async def connect_token(request: web.Request) -> web.StreamResponse:
 # ----- WebSocket --------------------------------------------------------------------------
 
 
-def _connect_params(request: web.Request) -> dict[str, object]:
-    query = request.query
-    cursor: int | None = None
-    raw_cursor = query.get("cursor")
-    if raw_cursor is not None and raw_cursor != "":
-        if not _CURSOR.match(raw_cursor):
-            raise ApiError(
-                400,
-                "request.invalid",
-                f"cursor must be a non-negative integer, got {raw_cursor!r}.",
-            )
-        cursor = int(raw_cursor)
-    role = query.get("role", "controller")
-    if role not in ("controller", "observer"):
-        raise ApiError(400, "request.invalid", "role must be 'controller' or 'observer'.")
-    takeover_raw = query.get("takeover", "false")
-    if takeover_raw not in ("true", "false"):
-        raise ApiError(400, "request.invalid", "takeover must be 'true' or 'false'.")
-    attachment_id = query.get("attachment_id") or None
-    if attachment_id is not None and not _ATTACHMENT_ID.match(attachment_id):
-        raise ApiError(
-            400,
-            "request.invalid",
-            "attachment_id must be 1-128 letters, digits, '_', '-', '.' or ':'.",
-        )
-    epoch = query.get("epoch") or None
-    return {
-        "cursor": cursor,
-        "role": role,
-        "takeover": takeover_raw == "true",
-        "attachment_id": attachment_id,
-        "epoch": epoch,
-    }
-
-
 @host_errors
 async def connect(request: web.Request) -> web.StreamResponse:
     terminal_id = request.match_info["id"]
@@ -238,18 +196,18 @@ async def connect(request: web.Request) -> web.StreamResponse:
             "ticket.required",
             "Connect with a ticket (POST .../connect-token) or a Bearer token.",
         )
-    params = _connect_params(request)
+    params = parse_attach_query(request.query)
     socket = web.WebSocketResponse(compress=False, max_msg_size=MAX_INPUT_MESSAGE)
     if not socket.can_prepare(request).ok:
         raise ApiError(400, "request.websocket_required", "This route needs a WebSocket upgrade.")
     # Refusals (unknown id, bad cursor) are answered before the upgrade.
     attachment = await (await _host(request)).attach(
         terminal_id,
-        cursor=params["cursor"],  # type: ignore[arg-type]
-        attachment_id=params["attachment_id"],  # type: ignore[arg-type]
-        role=str(params["role"]),
-        takeover=bool(params["takeover"]),
-        epoch=params["epoch"],  # type: ignore[arg-type]
+        cursor=params.cursor,
+        attachment_id=params.attachment_id,
+        role=params.role,
+        takeover=params.takeover,
+        epoch=params.epoch,
     )
     try:
         await socket.prepare(request)
@@ -318,36 +276,14 @@ async def _client_to_host(socket: web.WebSocketResponse, attachment: PtyAttachme
             if message.type == WSMsgType.BINARY:
                 await attachment.send_input(message.data)
             elif message.type == WSMsgType.TEXT:
-                parsed = _client_message(message.data)
-                if isinstance(parsed, str):
-                    await socket.send_str(dumps({"type": "error", "message": parsed}))
+                try:
+                    parsed = parse_client_text(message.data)
+                except PtyHostError as exc:
+                    await socket.send_str(dumps(exc.frame()))
                 else:
-                    await attachment.send_message(parsed)
+                    await attachment.send_message(parsed.to_json())
         except PtyHostError:
             break
-
-
-def _client_message(text: str) -> dict[str, object] | str:
-    """A client text frame to forward, or the error to answer it with."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return "Text frames must be JSON objects: {type: 'ack'|'resize', ...}."
-    if not isinstance(value, dict):
-        return "Text frames must be JSON objects: {type: 'ack'|'resize', ...}."
-    kind = value.get("type")
-    if kind == "ack":
-        count = value.get("bytes")
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            return "An ack needs `bytes`: a non-negative integer."
-        return {"type": "ack", "bytes": count}
-    if kind == "resize":
-        cols, rows = value.get("cols"), value.get("rows")
-        for number in (cols, rows):
-            if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= 1000:
-                return "A resize needs `cols` and `rows`: integers from 1 to 1000."
-        return {"type": "resize", "cols": cols, "rows": rows}
-    return f"Unknown message type {kind!r}: expected 'ack' or 'resize'."
 
 
 # ----- setup ------------------------------------------------------------------------------

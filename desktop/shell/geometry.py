@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
-import sys
+import logging
 import threading
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from desktop.config import read_json_file, write_private_file
+from desktop.values import strict_int
+
+log = logging.getLogger("desk.shell.geometry")
 
 MIN_WIDTH, MIN_HEIGHT = 480, 320
 _MAX_SIDE = 16384
@@ -49,7 +52,7 @@ def placed_on_screen(geometry: Geometry, screen_width: int, screen_height: int) 
 
 
 def _int_in(value: object, low: int, high: int) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool) and low <= value <= high:
+    if strict_int(value) and low <= value <= high:
         return value
     return None
 
@@ -59,7 +62,7 @@ def load_geometry(path: Path) -> Geometry:
     try:
         raw = read_json_file(path)
     except (ValueError, OSError) as exc:
-        print(f"desk: warning: ignoring {path}: {exc}", file=sys.stderr)
+        log.warning("ignoring %s: %s", path, exc)
         return Geometry()
     if raw is None:
         return Geometry()

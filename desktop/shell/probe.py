@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.config import write_private_file
-from desktop.shell.process import process_start_epoch
+from desktop.process.liveness import process_start_epoch
 
 GuiCaller = Callable[[Callable[[], None]], None]
 

@@ -1,51 +1,10 @@
-"""Facts about other processes, read from /proc: alive, what they run, when they exit."""
+"""Which processes are managed `desk serve` services of a data dir (argv read from /proc)."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import select
-import signal
-import time
 from pathlib import Path
 
-# A process in one of these states has finished running: it only waits to be reaped.
-_FINISHED_STATES = frozenset("ZXx")
-
-
-def process_cmdline(pid: int) -> list[str] | None:
-    """argv of `pid`; None when it is gone (a zombie has an empty argv, also None)."""
-    try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except (FileNotFoundError, ProcessLookupError, PermissionError):
-        return None
-    if not raw:
-        return None
-    return [part.decode("utf-8", "surrogateescape") for part in raw.rstrip(b"\0").split(b"\0")]
-
-
-def _state(pid: int) -> str | None:
-    try:
-        raw = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    # The command name is in parentheses and may itself hold spaces or parentheses.
-    after_name = raw[raw.rfind(")") + 2 :]
-    return after_name[:1] or None
-
-
-def _reap_if_child(pid: int) -> None:
-    with contextlib.suppress(ChildProcessError, OSError):
-        os.waitpid(pid, os.WNOHANG)
-
-
-def is_alive(pid: int) -> bool:
-    """True while `pid` exists and has not finished (zombies count as dead)."""
-    if pid <= 0:
-        return False
-    _reap_if_child(pid)
-    state = _state(pid)
-    return state is not None and state not in _FINISHED_STATES
+from desktop.process.liveness import is_alive, process_cmdline
 
 
 def is_desk_serve(pid: int, data_dir: Path) -> bool:
@@ -82,57 +41,3 @@ def desk_serve_pids(data_dir: Path, runtime_dir: Path) -> list[int]:
         ):
             found.append(pid)
     return found
-
-
-def wait_for_exit(pid: int, timeout: float) -> bool:
-    """Block until `pid` has finished or `timeout` passes; True when it is gone."""
-    deadline = time.monotonic() + timeout
-    try:
-        pidfd = os.pidfd_open(pid)
-    except ProcessLookupError:
-        return True
-    except OSError:
-        pidfd = -1
-    try:
-        while is_alive(pid):
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return False
-            if pidfd >= 0:
-                # A pidfd becomes readable when the process exits: no polling loop needed.
-                poller = select.poll()
-                poller.register(pidfd, select.POLLIN)
-                poller.poll(remaining * 1000)
-            else:
-                time.sleep(min(0.02, remaining))
-        return True
-    finally:
-        if pidfd >= 0:
-            os.close(pidfd)
-
-
-def terminate(pid: int, timeout: float) -> bool:
-    """SIGTERM, wait up to `timeout`, then SIGKILL; True when SIGKILL was needed."""
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return False
-    if wait_for_exit(pid, timeout):
-        return False
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-    if not wait_for_exit(pid, 5.0):
-        raise RuntimeError(f"process {pid} survived SIGKILL")
-    return True
-
-
-def process_start_epoch(pid: int | None = None) -> float:
-    """Wall-clock time (seconds since the epoch) at which `pid` (default: this one) started."""
-    target = "self" if pid is None else str(pid)
-    raw = Path(f"/proc/{target}/stat").read_text(encoding="ascii", errors="replace")
-    fields = raw[raw.rfind(")") + 2 :].split()
-    start_ticks = int(fields[19])  # field 22 of stat(5), in clock ticks since boot
-    since_boot = start_ticks / os.sysconf("SC_CLK_TCK")
-    # btime has whole-second resolution; measuring back from now through CLOCK_BOOTTIME
-    # keeps the tick resolution (10 ms).
-    return time.time() - (time.clock_gettime(time.CLOCK_BOOTTIME) - since_boot)

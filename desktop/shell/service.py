@@ -9,14 +9,12 @@ start two services or clean a registration that another caller has just written.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import http.client
-import importlib
 import json
+import logging
 import os
 import select
 import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -24,18 +22,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from desktop.config import Settings, desk_command, write_private_file
-from desktop.shell.process import desk_serve_pids, is_alive, is_desk_serve, terminate
-from desktop.shell.registration import (
+from desktop.process.liveness import is_alive, terminate
+from desktop.process.lock import FileLock
+from desktop.process.logfile import log_size, log_tail, open_log
+from desktop.process.registration import (
+    CorruptRegistration,
     ServiceRegistration,
-    load_registration,
-    remove_registration,
-    save_registration,
+    read_registration,
+    write_registration,
 )
+from desktop.ptyhost.launcher import shutdown_pty_host
+from desktop.shell.process import desk_serve_pids, is_desk_serve
+from desktop.values import strict_int
+
+log = logging.getLogger("desk.shell.service")
 
 START_TIMEOUT = 60.0
 LOCK_TIMEOUT = 120.0
 HEALTH_TIMEOUT = 3.0
-LOG_ROTATE_BYTES = 5 * 1024 * 1024
 _MAX_READY_LINE = 64 * 1024
 
 # Services this process spawned: kept so they are reaped (and never warned about) here.
@@ -61,33 +65,35 @@ def _port_path(settings: Settings) -> Path:
 @contextlib.contextmanager
 def _service_lock(settings: Settings, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
     settings.ensure_dirs()
-    path = _lock_path(settings)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    lock = FileLock(_lock_path(settings))
+    if not lock.acquire(timeout):
+        raise ServiceError(f"another desk has held {lock.path} for over {timeout:.0f}s")
     try:
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    raise ServiceError(
-                        f"another desk has held {path} for over {timeout:.0f}s"
-                    ) from None
-                time.sleep(0.05)
         yield
     finally:
-        os.close(fd)  # closing the descriptor releases the lock
+        lock.release()
+
+
+def _load_registration(path: Path) -> tuple[ServiceRegistration | None, bool]:
+    """(registration or None, whether a corrupt file was removed).
+
+    A corrupt file is removed with a warning, so the next start can replace it."""
+    try:
+        return read_registration(path, ServiceRegistration), False
+    except CorruptRegistration as exc:
+        log.warning("corrupt service registration %s removed (%s)", path, exc)
+        path.unlink(missing_ok=True)
+        return None, True
 
 
 def _current(settings: Settings) -> tuple[ServiceRegistration | None, dict[str, object]]:
     """The live registration (or None) and what was cleaned on the way. Call under the lock."""
     path = settings.service_registration_path
-    registration, corrupt = load_registration(path)
+    registration, corrupt = _load_registration(path)
     notes: dict[str, object] = {"stale_cleaned": False, "corrupt_cleaned": corrupt}
     if registration is not None and not is_desk_serve(registration.pid, settings.data_dir):
         # Dead, or the pid now belongs to another program.
-        remove_registration(path)
+        path.unlink(missing_ok=True)
         notes.update(stale_cleaned=True, stale_pid=registration.pid)
         registration = None
     return registration, notes
@@ -166,7 +172,7 @@ def _start_locked(settings: Settings) -> dict[str, object]:
     registration = ServiceRegistration(
         pid=ready.pid, url=ready.url, token=ready.token, started=time.time()
     )
-    save_registration(settings.service_registration_path, registration)
+    write_registration(settings.service_registration_path, registration)
     _remember_port(settings, ready.url)
     result = {**registration.to_dict(), **notes, "already_running": False}
     if orphans:
@@ -189,26 +195,6 @@ def _remember_port(settings: Settings, url: str) -> None:
         write_private_file(_port_path(settings), port + "\n")
 
 
-def _open_log(settings: Settings) -> int:
-    path = log_path(settings)
-    with contextlib.suppress(FileNotFoundError):
-        if path.stat().st_size > LOG_ROTATE_BYTES:
-            path.replace(path.with_name(path.name + ".1"))
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
-    os.fchmod(fd, 0o600)
-    return fd
-
-
-def _log_tail(settings: Settings, offset: int, lines: int = 10) -> str:
-    try:
-        with log_path(settings).open("rb") as handle:
-            handle.seek(offset)
-            text = handle.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-    return "\n".join(text.strip().splitlines()[-lines:])
-
-
 @dataclass(frozen=True)
 class _Ready:
     url: str
@@ -227,8 +213,8 @@ def _spawn(settings: Settings, port: int) -> _Ready:
         "--runtime-dir",
         str(settings.runtime_dir),
     )
-    log_fd = _open_log(settings)
-    log_offset = os.fstat(log_fd).st_size
+    log_fd = open_log(log_path(settings))
+    log_offset = log_size(log_fd)
     try:
         proc = subprocess.Popen(
             argv,
@@ -246,7 +232,7 @@ def _spawn(settings: Settings, port: int) -> _Ready:
         ready = _parse_ready(_read_ready_line(proc, START_TIMEOUT))
     except ServiceError as exc:
         _discard(proc)
-        tail = _log_tail(settings, log_offset)
+        tail = log_tail(log_path(settings), log_offset)
         detail = f"\n{tail}" if tail else ""
         raise ServiceError(f"desk serve {exc} (log: {log_path(settings)}){detail}") from None
     finally:
@@ -289,7 +275,7 @@ def _parse_ready(line: bytes) -> _Ready:
     url, token, pid = ready.get("url"), ready.get("token"), ready.get("pid")
     if not (isinstance(url, str) and url.startswith("http") and isinstance(token, str) and token):
         raise ServiceError("printed a ready line without url and token")
-    if not isinstance(pid, int) or isinstance(pid, bool) or pid <= 0:
+    if not strict_int(pid) or pid <= 0:
         raise ServiceError("printed a ready line without a pid")
     return _Ready(url=url.rstrip("/"), token=token, pid=pid)
 
@@ -305,10 +291,7 @@ def _stop_orphans(settings: Settings, timeout: float) -> list[int]:
     """Stop managed services of this data dir that no registration names (it was lost)."""
     orphans = desk_serve_pids(settings.data_dir, settings.runtime_dir)
     for pid in orphans:
-        print(
-            f"desk: warning: stopping unregistered service pid {pid} for {settings.data_dir}",
-            file=sys.stderr,
-        )
+        log.warning("stopping unregistered service pid %d for %s", pid, settings.data_dir)
         terminate(pid, timeout)
         _forget_child(pid)
     return orphans
@@ -333,7 +316,7 @@ def stop_service(
     with _service_lock(settings):
         result = _stop_locked(settings, timeout)
         if all:
-            result["pty_host"] = _shutdown_pty_host(settings)
+            result["pty_host"] = shutdown_pty_host(settings)
     return result
 
 
@@ -344,25 +327,11 @@ def _stop_locked(settings: Settings, timeout: float) -> dict[str, object]:
         pid = registration.pid
         result.update(stopped=True, pid=pid, killed=terminate(pid, timeout))
         _forget_child(pid)
-    remove_registration(settings.service_registration_path)
+    settings.service_registration_path.unlink(missing_ok=True)
     orphans = _stop_orphans(settings, timeout)
     if orphans:
         result["orphans_stopped"] = orphans
     return result
-
-
-def _shutdown_pty_host(settings: Settings) -> object:
-    # Imported late: the PTY host client is only needed when quitting everything.
-    try:
-        client = importlib.import_module("desktop.ptyhost.client")
-    except ImportError as exc:
-        client, problem = None, str(exc)
-    shutdown = getattr(client, "shutdown_pty_host", None)
-    if shutdown is None:
-        problem = "desktop.ptyhost.client has no shutdown_pty_host" if client else problem
-        print(f"desk: warning: cannot stop the PTY host ({problem})", file=sys.stderr)
-        return {"stopped": False, "error": "PTY host client unavailable"}
-    return shutdown(settings)
 
 
 def restart_service(settings: Settings) -> dict[str, object]:
@@ -380,9 +349,6 @@ def ensure_service(settings: Settings) -> dict[str, object]:
     """The running service's registration, or a freshly started one; a hung one is replaced."""
     info = start_service(settings)
     if info.get("already_running") and _health(str(info["url"]), str(info["token"])) is None:
-        print(
-            f"desk: warning: service pid {info['pid']} does not answer; restarting it",
-            file=sys.stderr,
-        )
+        log.warning("service pid %s does not answer; restarting it", info["pid"])
         info = restart_service(settings)
     return info

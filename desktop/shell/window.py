@@ -9,7 +9,6 @@ saves its terminals.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import importlib.util
 import logging
 import os
@@ -24,6 +23,7 @@ from types import FrameType
 from typing import Any, Literal
 
 from desktop.config import Settings, ensure_private_dir, web_dist_dir
+from desktop.process.lock import FileLock
 from desktop.shell.geometry import (
     MIN_HEIGHT,
     MIN_WIDTH,
@@ -103,16 +103,11 @@ class ServiceStarter:
 @contextlib.contextmanager
 def _window_lock(settings: Settings) -> Iterator[bool]:
     """One window per data dir: a second one would stop the service under the first."""
-    fd = os.open(settings.runtime_dir / "window.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    lock = FileLock(settings.runtime_dir / "window.lock")
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield False
-            return
-        yield True
+        yield lock.try_acquire()
     finally:
-        os.close(fd)
+        lock.release()
 
 
 def choose_gui() -> tuple[Gui | None, str]:

@@ -18,6 +18,3 @@ class Preference(BaseModel):
     key = peewee.CharField(primary_key=True, max_length=200)
     value = peewee.TextField()
     updated = peewee.BigIntegerField()
-
-
-ALL_MODELS: list[type[BaseModel]] = [Preference]

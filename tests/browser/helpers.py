@@ -15,7 +15,7 @@ from typing import Any
 
 from playwright.sync_api import Page
 
-from desktop.shell.process import is_alive
+from desktop.process.liveness import is_alive
 from tests.conftest import wait_until as wait_until  # re-exported for the browser tests
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.shell.process import wait_for_exit
+from desktop.process.liveness import wait_for_exit
 from tests.shell.conftest import Desk, cleanup, desk_argv, make_desk
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from desktop.shell.process import is_alive
+from desktop.process.liveness import is_alive
 from tests.conftest import wait_until
 from tests.desktop.conftest import Window
 from tests.shell.conftest import desk_argv

@@ -13,8 +13,10 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import pytest
 
 from desktop.config import Settings
+from desktop.process.liveness import is_alive
 from desktop.ptyhost.client import PtyAttachment, PtyHostClient, TextMessage
-from desktop.ptyhost.registration import pid_alive, read_registration
+from desktop.ptyhost.hostfiles import read_host_registration
+from desktop.ptyhost.launcher import ensure_host
 
 DEADLINE = 15.0
 # A shell with no rc files and a fixed prompt, so output is predictable.
@@ -45,17 +47,17 @@ def host_settings(settings: Settings, **changes: object) -> Settings:
 
 async def stop_host(settings: Settings) -> None:
     """Stop whatever PTY host runs for these settings, never leaving a process behind."""
-    registration = read_registration(settings)
+    registration = read_host_registration(settings)
     if registration is None:
         return
     client = await PtyHostClient.connect(settings)
     if client is not None:
         with contextlib.suppress(Exception):
             await asyncio.wait_for(client.shutdown(save=False), 10)
-    if pid_alive(registration.pid):
+    if is_alive(registration.pid):
         with contextlib.suppress(ProcessLookupError):
             os.kill(registration.pid, signal.SIGKILL)
-        await wait_for(lambda: not pid_alive(registration.pid), what="the host to die")
+        await wait_for(lambda: not is_alive(registration.pid), what="the host to die")
 
 
 HostFactory = Callable[..., Awaitable[PtyHostClient]]
@@ -70,7 +72,7 @@ async def start_host(settings: Settings) -> AsyncIterator[HostFactory]:
     async def start(**changes: object) -> PtyHostClient:
         current = host_settings(settings, **changes) if changes else settings
         used.append(current)
-        client = await PtyHostClient.ensure(current)
+        client = await ensure_host(current)
         clients.append(client)
         return client
 

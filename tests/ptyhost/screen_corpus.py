@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from desktop.ptyhost.screen_terminal import TerminalScreen, TerminalStream
+from desktop.ptyhost.screen.reference import TerminalScreen, TerminalStream
 
 # ----- the reference ---------------------------------------------------------------------
 

@@ -7,7 +7,8 @@ import asyncio
 import pyte
 import pytest
 
-from desktop.ptyhost.client import PtyHostClient, PtyHostError
+from desktop.ptyhost.client import PtyHostClient
+from desktop.ptyhost.protocol import PtyHostError
 from tests.ptyhost.conftest import HostFactory, attach, shell, wait_for
 
 LINES = "i=0; while [ $i -lt {n} ]; do echo line$i; i=$((i+1)); done"

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from desktop.config import Settings
-from desktop.ptyhost.client import PtyHostClient, PtyHostError, PtyHostUnavailable
-from desktop.ptyhost.protocol import HEADER, encode_json
-from desktop.ptyhost.registration import Registration, read_registration
+from desktop.process.registration import HostRegistration
+from desktop.ptyhost.client import PtyHostClient
+from desktop.ptyhost.hostfiles import read_host_registration
+from desktop.ptyhost.protocol import HEADER, PtyHostError, PtyHostUnavailable, encode_json
 from tests.ptyhost.conftest import SHELL, attach, shell
 
 
@@ -129,9 +130,9 @@ async def test_wrong_secret_is_refused_and_changes_nothing(
     host: PtyHostClient, settings: Settings
 ) -> None:
     await shell(host)
-    registration = read_registration(settings)
+    registration = read_host_registration(settings)
     assert registration is not None
-    forged = Registration(**{**registration.to_json(), "secret": "0" * 64})  # type: ignore[arg-type]
+    forged = HostRegistration(**{**registration.to_dict(), "secret": "0" * 64})  # type: ignore[arg-type]
     from desktop.ptyhost.client import open_host_connection
 
     with pytest.raises(PtyHostUnavailable, match="Wrong secret"):
@@ -140,7 +141,7 @@ async def test_wrong_secret_is_refused_and_changes_nothing(
 
 
 async def raw_connection(
-    registration: Registration,
+    registration: HostRegistration,
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     return await asyncio.open_unix_connection(registration.socket)
 
@@ -165,7 +166,7 @@ async def read_frame(reader: asyncio.StreamReader) -> dict[str, object]:
 async def test_garbage_before_the_hello_gets_an_error_and_a_close(
     host: PtyHostClient, settings: Settings, garbage: bytes
 ) -> None:
-    registration = read_registration(settings)
+    registration = read_host_registration(settings)
     assert registration is not None
     reader, writer = await raw_connection(registration)
     writer.write(garbage)
@@ -181,7 +182,7 @@ async def test_garbage_after_the_hello_closes_only_that_connection(
 ) -> None:
     info = await shell(host)
     watcher = await attach(host, str(info["id"]))
-    registration = read_registration(settings)
+    registration = read_host_registration(settings)
     assert registration is not None
     reader, writer = await raw_connection(registration)
     writer.write(
@@ -222,7 +223,7 @@ async def test_echo_through_an_attachment(host: PtyHostClient) -> None:
 
 
 async def test_delete_hangs_up_then_kills_after_two_seconds(host: PtyHostClient) -> None:
-    from desktop.ptyhost.registration import pid_alive
+    from desktop.process.liveness import is_alive
     from tests.ptyhost.conftest import wait_for
 
     stubborn = await host.create(
@@ -236,8 +237,8 @@ async def test_delete_hangs_up_then_kills_after_two_seconds(host: PtyHostClient)
     await host.delete(str(stubborn["id"]))
     await host.delete(str(polite["id"]))
     assert await host.list() == []
-    await wait_for(lambda: not pid_alive(int(polite["pid"])), within=1.5, what="SIGHUP")  # type: ignore[call-overload]
-    assert pid_alive(int(stubborn["pid"]))  # type: ignore[call-overload]
-    await wait_for(lambda: not pid_alive(int(stubborn["pid"])), within=5, what="SIGKILL")  # type: ignore[call-overload]
+    await wait_for(lambda: not is_alive(int(polite["pid"])), within=1.5, what="SIGHUP")  # type: ignore[call-overload]
+    assert is_alive(int(stubborn["pid"]))  # type: ignore[call-overload]
+    await wait_for(lambda: not is_alive(int(stubborn["pid"])), within=5, what="SIGKILL")  # type: ignore[call-overload]
     assert loop.time() - started >= 1.9
     await reader.until(lambda r: r.ended, what="attachment closed")

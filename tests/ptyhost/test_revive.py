@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import cast
 
 from desktop.config import Settings
-from desktop.ptyhost.registration import pid_alive, read_registration
+from desktop.process.liveness import is_alive
+from desktop.ptyhost.hostfiles import read_host_registration
 from tests.ptyhost.conftest import SHELL, HostFactory, attach, host_settings, wait_for
 
 
@@ -28,7 +29,7 @@ async def test_shutdown_saves_and_the_next_host_revives(
     old_pid = host.pid
 
     assert await host.shutdown(save=True) == {"saved": 2}
-    assert not pid_alive(old_pid)
+    assert not is_alive(old_pid)
     saved_dir = settings.saved_terminals_dir
     assert stat.S_IMODE(saved_dir.stat().st_mode) == 0o700
     files = sorted(saved_dir.glob("*.json"))
@@ -82,6 +83,6 @@ async def test_idle_host_saves_and_exits_alone(start_host: HostFactory, settings
     await host.create(SHELL)
     pid = host.pid
     await host.close()
-    await wait_for(lambda: not pid_alive(pid), what="the idle host to exit")
-    assert read_registration(quick) is None
+    await wait_for(lambda: not is_alive(pid), what="the idle host to exit")
+    assert read_host_registration(quick) is None
     assert len(list(settings.saved_terminals_dir.glob("*.json"))) == 1

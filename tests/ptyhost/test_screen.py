@@ -15,10 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from desktop.ptyhost import screen as screen_module
-from desktop.ptyhost.screen import COMPACT_MIN, ScreenModel
-from desktop.ptyhost.screen_skip import run_keep
-from desktop.ptyhost.screen_terminal import TerminalScreen, TerminalStream
+from desktop.ptyhost.screen import model as screen_module
+from desktop.ptyhost.screen.model import COMPACT_MIN, ScreenModel
+from desktop.ptyhost.screen.reference import TerminalScreen, TerminalStream
+from desktop.ptyhost.screen.skip import run_keep
 
 from .screen_corpus import (
     Capture,

@@ -13,7 +13,7 @@ from typing import Any
 import aiohttp
 
 from desktop.config import Settings
-from desktop.ptyhost.registration import read_registration
+from desktop.ptyhost.hostfiles import read_host_registration
 from tests.ptyhost.conftest import stop_host
 from tests.server.conftest_terminals import WsReader
 
@@ -59,7 +59,7 @@ async def test_reconnect_after_service_kill_9_replays_missed_output(settings: Se
             await reader.until_output(b"tick20\r\n")
             cursor = reader.cursor
             seen = bytes(reader.output)
-            host_pid = read_registration(settings).pid  # type: ignore[union-attr]
+            host_pid = read_host_registration(settings).pid  # type: ignore[union-attr]
 
             await kill(first)  # kill -9: no cleanup at all
             second, ready2 = await start_service()
@@ -68,7 +68,7 @@ async def test_reconnect_after_service_kill_9_replays_missed_output(settings: Se
             assert again.status == 200
             info2 = (await again.json())["data"]
             assert info2["pid"] == info["pid"] and info2["epoch"] == info["epoch"]
-            assert read_registration(settings).pid == host_pid  # type: ignore[union-attr]
+            assert read_host_registration(settings).pid == host_pid  # type: ignore[union-attr]
 
             ws_url2 = f"{url2}/api/pty/{info['id']}/connect".replace("http", "ws", 1)
             resumed = WsReader(

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from desktop.config import Settings, load_settings
-from desktop.shell.process import is_alive, wait_for_exit
+from desktop.process.liveness import is_alive, wait_for_exit
 
 PROJECT = Path(__file__).resolve().parents[2]
 

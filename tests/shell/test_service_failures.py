@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from desktop.config import Settings, load_settings
+from desktop.process.liveness import is_alive
 from desktop.shell import service
-from desktop.shell.process import desk_serve_pids, is_alive
+from desktop.shell.process import desk_serve_pids
 
 # A stand-in for `desk serve` that takes the same arguments (so it looks like one in /proc).
 IGNORES_SIGTERM = """

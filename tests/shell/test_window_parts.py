@@ -44,13 +44,13 @@ def test_missing_geometry_is_the_default(tmp_path: Path) -> None:
     ],
 )
 def test_bad_geometry_falls_back_field_by_field(
-    tmp_path: Path, content: str, expected: Geometry, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, content: str, expected: Geometry, caplog: pytest.LogCaptureFixture
 ) -> None:
     path = tmp_path / "window.json"
     path.write_text(content)
     assert load_geometry(path) == expected
     if content.startswith(("{broken", "[")):
-        assert "warning" in capsys.readouterr().err
+        assert "WARNING" in caplog.text
 
 
 def test_tracker_follows_moves_and_resizes_but_not_while_maximized() -> None:

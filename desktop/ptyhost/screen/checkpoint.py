@@ -21,7 +21,7 @@ from pyte import graphics as g
 from pyte import modes as mo
 from pyte.screens import Char, wcwidth
 
-from desktop.ptyhost.screen_terminal import DEFAULT_MODES, Buffer, SavedCursor, TerminalScreen
+from desktop.ptyhost.screen.reference import DEFAULT_MODES, Buffer, SavedCursor, TerminalScreen
 
 # Any double-width character: drawn to create a placeholder cell, then replaced or shifted.
 WIDE_PLACEHOLDER = "\u4e00"
@@ -150,10 +150,7 @@ class _Writer:
                 continue
             width = _width(cell.data)
             if width == 1:
-                self.goto(x, y)
-                self.use(cell)
-                self.draw(cell.data, 1)
-                current[x] = cell
+                self._put(x, y, cell, current)
             elif width == 2:
                 self._wide(x, y, cell, current)
             elif self._join(x, y, cell, current):
@@ -162,6 +159,23 @@ class _Writer:
                 self._lone_placeholder(x, y, cell, current)
             else:
                 self._last_column_placeholder(x, y, target, current)
+
+    def _put(self, x: int, y: int, cell: Char, current: list[Char]) -> None:
+        """Draw a single-width cell at (x, y)."""
+        self.goto(x, y)
+        self.use(cell)
+        self.draw(cell.data, 1)
+        current[x] = cell
+
+    def _placeholder_ending_at(self, x: int, y: int, cell: Char, current: list[Char]) -> None:
+        """A wide character over columns x - 1 and x, leaving `cell` (a placeholder with its
+        marks) at x; what it wrote at x - 1 is drawn over next."""
+        self.goto(x - 1, y)
+        self.use(cell)
+        self.draw(WIDE_PLACEHOLDER, 2)
+        if cell.data:
+            self.draw(cell.data, 0)
+        current[x] = cell
 
     def _wide(self, x: int, y: int, cell: Char, current: list[Char]) -> None:
         self.goto(x, y)
@@ -214,21 +228,13 @@ class _Writer:
         cell = target[x]
         if x == 0:
             return  # a one-column screen cannot hold one
-        self.goto(x - 1, y)
-        self.use(cell)
-        self.draw(WIDE_PLACEHOLDER, 2)
-        if cell.data:
-            self.draw(cell.data, 0)
-        current[x] = cell
+        self._placeholder_ending_at(x, y, cell, current)
         column = x - 1
         while column >= 0:
             left = target[column]
             width = _width(left.data)
             if width == 1:
-                self.goto(column, y)
-                self.use(left)
-                self.draw(left.data, 1)
-                current[column] = left
+                self._put(column, y, left, current)
                 return
             if width == 2:
                 # Redrawing it rewrites the placeholder after it: fine only if that one is its
@@ -245,12 +251,7 @@ class _Writer:
                 return
             if column == 0:
                 return
-            self.goto(column - 1, y)
-            self.use(left)
-            self.draw(WIDE_PLACEHOLDER, 2)
-            if left.data:
-                self.draw(left.data, 0)
-            current[column] = left
+            self._placeholder_ending_at(column, y, left, current)
             column -= 1
 
     def buffer(self, buffer: Buffer, lines: int) -> None:

@@ -18,7 +18,7 @@ from pyte import control as ctrl
 from pyte import modes as mo
 from pyte.screens import Char
 
-from desktop.ptyhost.screen_terminal import TerminalScreen, TerminalStream
+from desktop.ptyhost.screen.reference import TerminalScreen, TerminalStream
 
 _ASCII_RUN = re.compile(r"[\x20-\x7e]+")
 _CELL_CACHE_LIMIT = 512

@@ -5,7 +5,7 @@ The PTY host's reader calls `feed` for every chunk of output. Feeding only queue
 `catch_up`, which the host runs in a worker thread when the terminal is quiet, when too
 much is queued (`pending_bytes`; the host stops reading the PTY meanwhile, so no byte is
 ever dropped) and before a checkpoint. Queued output that cannot change the final screen is
-dropped on the way (see screen_skip), so floods of plain or coloured lines, and of long lines
+dropped on the way (see skip.py), so floods of plain or coloured lines, and of long lines
 without line feeds, never reach the parser. What is dropped or parsed is freed as it goes:
 a segment's buffer is at most about twice what it still queues.
 
@@ -20,9 +20,9 @@ from collections import deque
 
 from pyte import modes as mo
 
-from desktop.ptyhost.screen_checkpoint import checkpoint as serialise
-from desktop.ptyhost.screen_fast import FastScreen, FastStream
-from desktop.ptyhost.screen_skip import (
+from desktop.ptyhost.screen.checkpoint import checkpoint as serialise
+from desktop.ptyhost.screen.fast import FastScreen, FastStream
+from desktop.ptyhost.screen.skip import (
     find_cut,
     first_non_simple,
     long_runs,
@@ -31,6 +31,7 @@ from desktop.ptyhost.screen_skip import (
     sgr_replay,
     text_runs,
 )
+from desktop.values import strict_int
 
 MAX_SIZE = 9999  # CSI parameters stop there, so a checkpoint could not address more
 # Feeding tries to skip once the front segment reaches this size, then at each doubling.
@@ -48,7 +49,7 @@ MAX_PIECE = 256 * 1024
 
 
 def _dimension(name: str, value: object) -> int:
-    if type(value) is not int:
+    if not strict_int(value):
         raise TypeError(f"{name} must be an int, not {type(value).__name__}")
     if not 1 <= value <= MAX_SIZE:
         raise ValueError(f"{name} must be between 1 and {MAX_SIZE}, not {value}")
@@ -206,7 +207,7 @@ class ScreenModel:
 
     def _compact(self, segment: _Segment) -> None:
         """Drop what the simple output at the front of the front segment makes irrelevant
-        (see screen_skip): the lines before the last 2 * rows line feeds or the last long
+        (see skip.py): the lines before the last 2 * rows line feeds or the last long
         run of text, then the start of each long run. What is kept before the last dropped
         part moves up to it."""
         data, start, end = segment.data, segment.start, segment.scanned
@@ -241,7 +242,7 @@ class ScreenModel:
 
     def catch_up(self, max_bytes: int | None = None) -> None:
         """Parse queued output (about `max_bytes` of it, or all). Blocks other parsers."""
-        if max_bytes is not None and (type(max_bytes) is not int or max_bytes < 0):
+        if max_bytes is not None and (not strict_int(max_bytes) or max_bytes < 0):
             raise ValueError(f"max_bytes must be None or a non-negative int, not {max_bytes!r}")
         with self._parse_lock:
             self._drain(max_bytes, None)
