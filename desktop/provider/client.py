@@ -106,11 +106,11 @@ class ChatClient:
             ) as response:
                 if response.status >= 300:
                     raw = await response.content.read(ERROR_BODY_LIMIT)
-                    error = classify_http_error(
-                        response.status,
-                        dict(response.headers),
-                        raw.decode("utf-8", errors="replace"),
-                    )
+                    text = raw.decode("utf-8", errors="replace")
+                    if self.profile.api_key:
+                        # Some providers echo the key they rejected; it must not reach a log.
+                        text = text.replace(self.profile.api_key, "[redacted]")
+                    error = classify_http_error(response.status, dict(response.headers), text)
                     log.warning("provider %s answered %s", self.profile.provider, error.message)
                     raise error
                 async for chunk in response.content.iter_any():
