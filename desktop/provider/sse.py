@@ -118,8 +118,10 @@ class SSEDecoder:
         if not self._data:
             self._event = b""
             return None
-        data = b"\n".join(self._data).decode("utf-8", errors="replace")
-        event = self._event.decode("utf-8", errors="replace") or "message"
+        lines = self._data
+        raw = lines[0] if len(lines) == 1 else b"\n".join(lines)
+        data = raw.decode("utf-8", errors="replace")
+        event = self._event.decode("utf-8", errors="replace") if self._event else "message"
         self._data.clear()
         self._data_size = 0
         self._event = b""

@@ -132,8 +132,8 @@ class ChunkAssembler:
         """A finish reason arrived: the answer is whole even if `[DONE]` never comes."""
         return self._finish is not None
 
-    def feed_data(self, data: str) -> list[StreamEvent]:
-        """One SSE `data` payload (not `[DONE]`)."""
+    def feed_data(self, data: str, out: list[StreamEvent]) -> None:
+        """One SSE `data` payload (not `[DONE]`); its events are appended to `out`."""
         try:
             chunk = json.loads(data)
         except ValueError as exc:
@@ -143,49 +143,56 @@ class ChunkAssembler:
                 retryable=False,
                 output_started=self.output_started,
             ) from exc
-        return self.feed(chunk)
+        self.feed(chunk, out)
 
-    def feed(self, chunk: object) -> list[StreamEvent]:
-        if not isinstance(chunk, dict):
+    def feed(self, chunk: object, out: list[StreamEvent]) -> None:
+        if type(chunk) is not dict:
             raise ProviderError(
                 INVALID_OUTPUT,
                 "The provider sent a stream chunk that is not a JSON object.",
                 retryable=False,
                 output_started=self.output_started,
             )
+        # Most chunks are one small delta: look up the rare keys only when present.
         if "error" in chunk and chunk["error"] is not None:
             raise classify_stream_error(chunk["error"], output_started=self.output_started)
+        if "usage" in chunk or "x_groq" in chunk:
+            self._take_usage(chunk)
+        choices = chunk.get("choices")
+        if not choices or type(choices) is not list:
+            return
+        choice = choices[0]
+        if type(choice) is not dict:
+            return
+        delta = choice.get("delta")
+        if type(delta) is dict:
+            self._delta(delta, out)
+        reason = choice.get("finish_reason")
+        if reason and type(reason) is str:
+            self._finish = reason
+
+    def _take_usage(self, chunk: dict[str, object]) -> None:
         usage = parse_usage(chunk.get("usage"))
         if usage is None:
             x_groq = chunk.get("x_groq")
             usage = parse_usage(x_groq.get("usage")) if isinstance(x_groq, dict) else None
         if usage is not None:
             self._usage = usage
-        choices = chunk.get("choices")
-        if not isinstance(choices, list) or not choices:
-            return []
-        choice = choices[0]
-        if not isinstance(choice, dict):
-            return []
-        events: list[StreamEvent] = []
-        delta = choice.get("delta")
-        if isinstance(delta, dict):
-            self._delta(delta, events)
-        reason = choice.get("finish_reason")
-        if isinstance(reason, str) and reason:
-            self._finish = reason
-        return events
 
     def _delta(self, delta: dict[str, object], events: list[StreamEvent]) -> None:
-        for field_name in REASONING_FIELDS:
-            text = delta.get(field_name)
-            if isinstance(text, str) and text:
-                self.output_started = True
-                events.append(ReasoningDelta(text))
         content = delta.get("content")
-        if isinstance(content, str) and content:
+        text_only = len(delta) == 1 and content is not None  # the common chunk
+        if not text_only:
+            for field_name in REASONING_FIELDS:
+                text = delta.get(field_name)
+                if text and type(text) is str:
+                    self.output_started = True
+                    events.append(ReasoningDelta(text))
+        if content and type(content) is str:
             self.output_started = True
             events.append(TextDelta(content))
+        if text_only:
+            return
         calls = delta.get("tool_calls")
         if not isinstance(calls, list):
             return
@@ -284,15 +291,17 @@ class StreamParser:
 
     def _frames(self, frames: list[SSEEvent]) -> list[StreamEvent]:
         events: list[StreamEvent] = []
+        feed = self.assembler.feed_data
         for frame in frames:
-            if frame.data == "[DONE]" or frame.data.strip() == "[DONE]":
+            data = frame.data
+            if len(data) < 16 and data.strip() == "[DONE]":
                 self.done = True
                 break
-            if frame.event == "error":
+            if frame.event != "message" and frame.event == "error":
                 raise classify_stream_error(
-                    _error_payload(frame.data), output_started=self.output_started
+                    _error_payload(data), output_started=self.output_started
                 )
-            events.extend(self.assembler.feed_data(frame.data))
+            feed(data, events)
         return events
 
     def _framing_error(self, exc: SSEError) -> ProviderError:
