@@ -71,6 +71,8 @@ class ReadTool(Tool):
             raise ToolError(f"{raw} is a directory; use glob to list files")
         if not path.exists():
             raise ToolError(f"{raw} does not exist")
+        if not path.is_file():  # a FIFO or a device would block or never end
+            raise ToolError(f"{raw} is not a regular file")
         lines: list[str] = []
         size = 0
         more = False
