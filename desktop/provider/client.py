@@ -102,7 +102,11 @@ class ChatClient:
         parser = StreamParser(self._max_event_bytes)
         try:
             async with self._client().post(
-                self.profile.endpoint, json=body, headers=self._headers(), timeout=self._timeout
+                self.profile.endpoint,
+                json=body,
+                headers=self._headers(),
+                timeout=self._timeout,
+                allow_redirects=False,  # a redirect must not carry the key elsewhere
             ) as response:
                 if response.status >= 300:
                     raw = await response.content.read(ERROR_BODY_LIMIT)

@@ -32,7 +32,16 @@ class SSEDecoder:
     one event, so a peer that never sends a newline cannot grow the buffer without limit.
     """
 
-    __slots__ = ("_data", "_data_size", "_event", "_max", "_partial", "_partial_size", "_skip_lf")
+    __slots__ = (
+        "_data",
+        "_data_size",
+        "_event",
+        "_max",
+        "_partial",
+        "_partial_size",
+        "_skip_lf",
+        "_started",
+    )
 
     def __init__(self, max_event_bytes: int = MAX_EVENT_BYTES) -> None:
         self._max = max_event_bytes
@@ -42,8 +51,13 @@ class SSEDecoder:
         self._data: list[bytes] = []
         self._data_size = 0
         self._event = b""
+        self._started = False
 
     def feed(self, chunk: bytes) -> list[SSEEvent]:
+        if not self._started and chunk:
+            self._started = True
+            if chunk.startswith(b"\xef\xbb\xbf"):  # the spec allows one leading BOM
+                chunk = chunk[3:]
         if self._skip_lf and chunk[:1] == b"\n":
             chunk = chunk[1:]
         self._skip_lf = False

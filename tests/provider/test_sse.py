@@ -84,6 +84,10 @@ def test_an_event_of_many_data_lines_is_bounded_too() -> None:
         decoder.feed(b"data: " + b"x" * 100 + b"\n" * 1 + (b"data: " + b"y" * 100 + b"\n") * 20)
 
 
+def test_a_leading_byte_order_mark_is_dropped() -> None:
+    assert datas(b"\xef\xbb\xbfdata: x\n\n") == ["x"]
+
+
 def test_multibyte_characters_split_between_chunks_decode_whole() -> None:
     raw = "data: héllo ✓\n\n".encode()
     cut = raw.index("✓".encode()) + 1
