@@ -173,7 +173,14 @@ class ProviderConfigStore:
 
     def _env_config(self) -> ProviderConfig:
         env = self._settings.provider
-        return ProviderConfig(provider=env.provider, base_url=env.base_url, model=env.model)
+        base_url = env.base_url.strip()
+        if base_url:
+            try:
+                base_url = check_base_url(base_url)
+            except ConfigInvalid as exc:
+                log.warning("ignoring DESK_BASE_URL: %s", exc)
+                base_url = ""
+        return ProviderConfig(provider=env.provider, base_url=base_url, model=env.model.strip())
 
     def _stored_key(self) -> str:
         try:

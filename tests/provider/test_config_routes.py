@@ -183,3 +183,12 @@ async def test_the_key_is_never_logged(
         await client.put(URL, json={**GOOD, "api_key": KEY + " x"}, headers=AUTH)
         await get(client)
     assert KEY not in caplog.text
+
+
+def test_a_bad_desk_base_url_leaves_the_provider_unconfigured(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DESK_BASE_URL", "http://user:pw@host/v1")
+    monkeypatch.setenv("DESK_MODEL", "m")
+    store = ProviderConfigStore(load_settings())
+    assert store.public()["configured"] is False and store.profile() is None
