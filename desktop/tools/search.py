@@ -133,17 +133,41 @@ class GrepTool(Tool):
             stderr=asyncio.subprocess.PIPE,
         )
         try:
-            out, err = await asyncio.wait_for(process.communicate(), GREP_TIMEOUT)
+            lines, total, err = await asyncio.wait_for(_collect(process), GREP_TIMEOUT)
         except TimeoutError as exc:
-            process.kill()
-            await process.wait()
             raise ToolError(f"the search took longer than {GREP_TIMEOUT:.0f}s") from exc
-        if process.returncode == 2 and not out:
+        finally:
+            # Cancelled (an interrupt) or timed out: the search must not outlive the call.
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+        if process.returncode == 2 and not lines:
             message = err.decode("utf-8", errors="replace").strip().splitlines()
             raise ToolError(message[-1] if message else "ripgrep failed")
-        lines = out.decode("utf-8", errors="replace").splitlines()
-        lines = [line.removeprefix("./") for line in lines]
-        return lines[:GREP_LIMIT], len(lines)
+        return lines, total
+
+
+async def _collect(process: asyncio.subprocess.Process) -> tuple[list[str], int, bytes]:
+    """The first GREP_LIMIT lines; past them only newlines are counted (in C, per chunk),
+    so a search matching millions of lines costs no memory."""
+    assert process.stdout is not None and process.stderr is not None
+    errors = asyncio.ensure_future(process.stderr.read())
+    lines: list[str] = []
+    total = 0
+    try:
+        while len(lines) < GREP_LIMIT:
+            line = await process.stdout.readline()
+            if not line:
+                break
+            total += 1
+            lines.append(line.decode("utf-8", errors="replace").rstrip("\n").removeprefix("./"))
+        else:
+            while chunk := await process.stdout.read(1 << 16):
+                total += chunk.count(b"\n")
+        await process.wait()
+        return lines, total, await errors
+    finally:
+        errors.cancel()
 
 
 def _grep_target(ctx: ToolContext, raw: str | None) -> tuple[Path, Path]:
@@ -152,6 +176,9 @@ def _grep_target(ctx: ToolContext, raw: str | None) -> tuple[Path, Path]:
     if not target.exists():
         raise ToolError(f"{raw} does not exist")
     return target, Path(os.path.realpath(ctx.root))
+
+
+GREP_FILE_LIMIT = 16 * 1024 * 1024  # the Python fallback skips bigger files
 
 
 def _python_grep(
@@ -168,6 +195,8 @@ def _python_grep(
             continue
         try:
             real = confine(ctx, str(path))
+            if real.stat().st_size > GREP_FILE_LIMIT:
+                continue
             with real.open("rb") as handle:
                 data = handle.read()
         except (ToolError, OSError):

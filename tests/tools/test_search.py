@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from desktop.tools.base import ToolContext, run_tool
-from desktop.tools.search import GLOB_LIMIT, GlobTool, GrepTool
+from desktop.tools.search import GLOB_LIMIT, GREP_LIMIT, GlobTool, GrepTool
 
 GLOB = GlobTool()
 RG = shutil.which("rg")
@@ -116,3 +116,17 @@ async def test_grep_outside_the_workspace_is_refused(
     tool = grep_tools()[0 if engine == "ripgrep" else 1]
     result = await run_tool(tool, {"pattern": "root", "path": "/etc"}, ctx)
     assert result.error and "outside the workspace" in result.output
+
+
+@pytest.mark.parametrize("engine", ["ripgrep", "python"])
+async def test_grep_shows_the_first_matches_and_counts_the_rest(
+    ctx: ToolContext, workspace: Path, engine: str
+) -> None:
+    tool = grep_tools()[0 if engine == "ripgrep" else 1]
+    (workspace / "many.txt").write_text("".join(f"hit {i}\n" for i in range(GREP_LIMIT + 1500)))
+    result = await run_tool(tool, {"pattern": "hit"}, ctx)
+    lines = result.output.splitlines()
+    assert lines[0] == "many.txt:1:hit 0"
+    assert len(lines) == GREP_LIMIT + 1
+    assert lines[-1] == "(1500 more matching lines not shown; narrow the search)"
+    assert result.metadata["count"] == GREP_LIMIT + 1500
