@@ -85,10 +85,25 @@ class SSEDecoder:
             if self._partial_size > self._max:
                 raise SSEError(f"an SSE line exceeds {self._max} bytes")
         events: list[SSEEvent] = []
+        data = self._data
         for line in lines:
-            event = self._line(line)
-            if event is not None:
-                events.append(event)
+            # Inlined fast paths for the two lines a chat stream is made of; every other
+            # line (comments, `event:`, garbage) takes the general path.
+            if not line:
+                if data:
+                    events.append(self._dispatch_data())
+                else:
+                    self._event = b""
+            elif line.startswith(b"data:"):
+                value = line[6:] if line[5:6] == b" " else line[5:]
+                self._data_size += len(value) + 1
+                if self._data_size > self._max:
+                    raise SSEError(f"an SSE event exceeds {self._max} bytes")
+                data.append(value)
+            else:
+                event = self._line(line)
+                if event is not None:
+                    events.append(event)
         return events
 
     def close(self) -> list[SSEEvent]:
@@ -132,6 +147,9 @@ class SSEDecoder:
         if not self._data:
             self._event = b""
             return None
+        return self._dispatch_data()
+
+    def _dispatch_data(self) -> SSEEvent:
         lines = self._data
         raw = lines[0] if len(lines) == 1 else b"\n".join(lines)
         data = raw.decode("utf-8", errors="replace")
