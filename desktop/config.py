@@ -107,6 +107,14 @@ class Settings:
         return self.data_dir / "terminals"
 
     @property
+    def provider_config_path(self) -> Path:
+        return self.data_dir / "provider.json"
+
+    @property
+    def provider_key_path(self) -> Path:
+        return self.data_dir / "provider-key"
+
+    @property
     def service_registration_path(self) -> Path:
         return self.runtime_dir / "service.json"
 

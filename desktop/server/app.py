@@ -13,6 +13,7 @@ from desktop.server.errors import error_middleware
 from desktop.server.events import EventBus
 from desktop.server.hosts import HostPolicy, make_host_middleware
 from desktop.server.inflight import InFlight
+from desktop.server.provider_routes import setup_provider_routes
 from desktop.server.routes_core import api_not_found, setup_core_routes
 from desktop.server.terminals import setup_terminals
 from desktop.server.webui import WebUI
@@ -53,6 +54,7 @@ def create_app(settings: Settings, *, token: str) -> web.Application:
     app.on_shutdown.append(end_streams)
     setup_core_routes(app)
     setup_terminals(app)
+    setup_provider_routes(app)
     # Registered last so every real route wins; /api/ never falls through to the UI.
     app.router.add_route("*", "/api/{tail:.*}", api_not_found)
     app.router.add_get("/{tail:.*}", ui.handle)  # HEAD too

@@ -1,0 +1,39 @@
+"""`GET/PUT /api/config/provider`: the provider settings, with the key write-only."""
+
+from __future__ import annotations
+
+import asyncio
+
+from aiohttp import web
+
+from desktop.provider.settings import ConfigInvalid, ProviderConfigStore, parse_update
+from desktop.server.appkeys import EVENTS, SETTINGS
+from desktop.server.errors import ApiError, data_response, read_json_object
+
+PROVIDER_CONFIG = web.AppKey("provider_config", ProviderConfigStore)
+
+
+async def get_provider(request: web.Request) -> web.Response:
+    store = request.app[PROVIDER_CONFIG]
+    return data_response(await asyncio.to_thread(store.public))
+
+
+async def put_provider(request: web.Request) -> web.Response:
+    body = await read_json_object(request)
+    try:
+        update = parse_update(body)
+    except ConfigInvalid as exc:
+        raise ApiError(400, "request.invalid", str(exc)) from exc
+    store = request.app[PROVIDER_CONFIG]
+    public = await asyncio.to_thread(store.save, update)
+    request.app[EVENTS].publish(
+        "provider.config.updated",
+        {"provider": public["provider"], "configured": public["configured"]},
+    )
+    return data_response(public)
+
+
+def setup_provider_routes(app: web.Application) -> None:
+    app[PROVIDER_CONFIG] = ProviderConfigStore(app[SETTINGS])
+    app.router.add_get("/api/config/provider", get_provider)
+    app.router.add_put("/api/config/provider", put_provider)

@@ -1,0 +1,156 @@
+"""What every agent tool shares: its schema, input validation, results, path confinement.
+
+A tool call's arguments come from a model: untrusted, maybe not JSON, maybe the wrong
+shape. `run_tool` is the one entry point: it parses and validates the arguments against
+the tool's own JSON schema before the tool runs, and turns every expected failure
+(`ToolError`, an OSError from the file system) into an error result the model can read
+and act on. Only a bug in a tool escapes as an exception.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+class ToolError(Exception):
+    """A failure the model should read (bad path, text not found, ...)."""
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    output: str
+    error: bool = False
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Where a session's tools may act: its workspace, plus roots the user allowed."""
+
+    root: Path
+    allowed: tuple[Path, ...] = ()
+    allow_anywhere: bool = False
+
+    def display(self, path: Path) -> str:
+        """A path as the model should see it: relative to the workspace when inside."""
+        root = Path(os.path.realpath(self.root))
+        return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
+
+
+def confine(ctx: ToolContext, raw: str) -> Path:
+    """The real path `raw` names (relative to the workspace), if the session may touch it.
+
+    Symlinks and `..` are resolved first, so neither can lead outside. Blocking (it
+    stats the file system): call from a worker thread.
+    """
+    if not raw or "\x00" in raw:
+        raise ToolError("path must be a non-empty string without NUL characters")
+    path = Path(raw).expanduser()
+    if not path.is_absolute():
+        path = ctx.root / path
+    real = Path(os.path.realpath(path))
+    if ctx.allow_anywhere:
+        return real
+    for base in (ctx.root, *ctx.allowed):
+        base_real = Path(os.path.realpath(base))
+        if real == base_real or real.is_relative_to(base_real):
+            return real
+    raise ToolError(
+        f"{raw} is outside the workspace {ctx.root}; the user has not allowed access there"
+    )
+
+
+# --- a small JSON-schema subset: what our tool schemas use, checked with clear messages ---
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "object": (dict,),
+    "array": (list,),
+}
+
+
+def schema_errors(schema: Mapping[str, Any], value: object, where: str = "arguments") -> list[str]:
+    """Problems of `value` against `schema` (type, required, properties,
+    additionalProperties: false, minimum, maximum, minLength, enum)."""
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        expected = _TYPES[kind]
+        is_bool = isinstance(value, bool)
+        if not isinstance(value, expected) or (is_bool and kind in ("integer", "number")):
+            return [f"{where} must be {'an' if kind[0] in 'aeiou' else 'a'} {kind}"]
+    errors: list[str] = []
+    if "enum" in schema and value not in schema["enum"]:
+        errors.append(f"{where} must be one of {', '.join(map(json.dumps, schema['enum']))}")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if "minimum" in schema and value < schema["minimum"]:
+            errors.append(f"{where} must be at least {schema['minimum']}")
+        if "maximum" in schema and value > schema["maximum"]:
+            errors.append(f"{where} must be at most {schema['maximum']}")
+    if isinstance(value, str) and len(value) < schema.get("minLength", 0):
+        errors.append(f"{where} must not be empty")
+    if isinstance(value, dict):
+        properties: Mapping[str, Any] = schema.get("properties", {})
+        for name in schema.get("required", ()):
+            if name not in value:
+                errors.append(f"{where}.{name} is required")
+        for name, item in value.items():
+            if name in properties:
+                errors.extend(schema_errors(properties[name], item, f"{where}.{name}"))
+            elif schema.get("additionalProperties") is False:
+                errors.append(f"{where}.{name} is not a known argument")
+    return errors
+
+
+class Tool(ABC):
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+
+    def spec(self) -> dict[str, Any]:
+        """The function definition sent to the model."""
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+
+    @abstractmethod
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult: ...
+
+
+def parse_arguments(tool: Tool, raw: str | Mapping[str, Any]) -> dict[str, Any]:
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw) if raw.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise ToolError(
+                f"the arguments are not valid JSON ({exc.msg}); send a JSON object"
+            ) from exc
+    else:
+        value = dict(raw)
+    problems = schema_errors(tool.parameters, value)
+    if problems:
+        raise ToolError("; ".join(problems))
+    assert isinstance(value, dict)
+    return value
+
+
+async def run_tool(tool: Tool, raw: str | Mapping[str, Any], ctx: ToolContext) -> ToolResult:
+    """Validate, then run; every expected failure is an error result, never a crash."""
+    try:
+        args = parse_arguments(tool, raw)
+    except ToolError as exc:
+        return ToolResult(f"Invalid arguments for {tool.name}: {exc}", error=True)
+    try:
+        return await tool.run(args, ctx)
+    except ToolError as exc:
+        return ToolResult(f"{tool.name} failed: {exc}", error=True)
+    except OSError as exc:
+        reason = exc.strerror or exc.__class__.__name__
+        target = f": {exc.filename}" if exc.filename else ""
+        return ToolResult(f"{tool.name} failed: {reason}{target}", error=True)

@@ -1,0 +1,196 @@
+"""`read`, `write` and `edit`: file tools confined to the workspace, I/O in a worker thread."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+from desktop.tools.base import Tool, ToolContext, ToolError, ToolResult, confine
+
+READ_DEFAULT_LIMIT = 2000
+READ_MAX_LIMIT = 20000
+LINE_LIMIT = 2000  # characters shown of one line
+READ_OUTPUT_LIMIT = 100_000
+WRITE_LIMIT = 10 * 1024 * 1024
+EDIT_FILE_LIMIT = 10 * 1024 * 1024
+_SNIFF = 8192
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """Replace `path` in one step (a crash never leaves half a file), keeping its mode; a
+    new file gets the usual 0666 minus the umask, as any editor would create it."""
+    mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.desk-tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+class ReadTool(Tool):
+    name = "read"
+    description = (
+        "Read a text file of the workspace. Returns numbered lines (line number, a tab, the "
+        "line). Use offset (1-based line) and limit to page through long files."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "minLength": 1, "description": "File path"},
+            "offset": {"type": "integer", "minimum": 1, "description": "First line (1-based)"},
+            "limit": {"type": "integer", "minimum": 1, "maximum": READ_MAX_LIMIT},
+        },
+        "required": ["path"],
+        "additionalProperties": False,
+    }
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return await asyncio.to_thread(
+            self._read,
+            ctx,
+            args["path"],
+            args.get("offset", 1),
+            args.get("limit", READ_DEFAULT_LIMIT),
+        )
+
+    def _read(self, ctx: ToolContext, raw: str, offset: int, limit: int) -> ToolResult:
+        path = confine(ctx, raw)
+        if path.is_dir():
+            raise ToolError(f"{raw} is a directory; use glob to list files")
+        if not path.exists():
+            raise ToolError(f"{raw} does not exist")
+        if not path.is_file():  # a FIFO or a device would block or never end
+            raise ToolError(f"{raw} is not a regular file")
+        lines: list[str] = []
+        size = 0
+        more = False
+        with path.open("rb") as handle:
+            if b"\x00" in handle.read(_SNIFF):
+                raise ToolError(f"{raw} is a binary file")
+            handle.seek(0)
+            for number, raw_line in enumerate(handle, start=1):
+                if number < offset:
+                    continue
+                if len(lines) >= limit or size > READ_OUTPUT_LIMIT:
+                    more = True
+                    break
+                line = raw_line.decode("utf-8", errors="replace").rstrip("\r\n")
+                if len(line) > LINE_LIMIT:
+                    line = line[:LINE_LIMIT] + f"... ({len(line) - LINE_LIMIT} more characters)"
+                text = f"{number:6}\t{line}"
+                lines.append(text)
+                size += len(text) + 1
+        if not lines:
+            if offset > 1:
+                raise ToolError(f"{raw} has fewer than {offset} lines")
+            return ToolResult("(empty file)", metadata={"path": ctx.display(path), "lines": 0})
+        last = offset + len(lines) - 1
+        output = "\n".join(lines)
+        if more:
+            output += f"\n(more lines follow; continue with offset={last + 1})"
+        return ToolResult(output, metadata={"path": ctx.display(path), "lines": len(lines)})
+
+
+class WriteTool(Tool):
+    name = "write"
+    description = (
+        "Create or replace a file of the workspace with the given content "
+        "(parent folders are created)."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "minLength": 1},
+            "content": {"type": "string"},
+        },
+        "required": ["path", "content"],
+        "additionalProperties": False,
+    }
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return await asyncio.to_thread(self._write, ctx, args["path"], args["content"])
+
+    def _write(self, ctx: ToolContext, raw: str, content: str) -> ToolResult:
+        path = confine(ctx, raw)
+        if path.is_dir():
+            raise ToolError(f"{raw} is a directory")
+        data = content.encode("utf-8")
+        if len(data) > WRITE_LIMIT:
+            raise ToolError(f"content is larger than {WRITE_LIMIT} bytes")
+        created = not path.exists()
+        _atomic_write(path, data)
+        verb = "Created" if created else "Wrote"
+        shown = ctx.display(path)
+        return ToolResult(
+            f"{verb} {shown} ({len(data)} bytes)",
+            metadata={"path": shown, "bytes": len(data), "created": created},
+        )
+
+
+class EditTool(Tool):
+    name = "edit"
+    description = (
+        "Replace exact text in a file of the workspace. `old` must appear exactly once "
+        "unless `all` is true; include enough surrounding lines to make it unique."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "minLength": 1},
+            "old": {"type": "string", "minLength": 1, "description": "Exact text to replace"},
+            "new": {"type": "string", "description": "Replacement text"},
+            "all": {"type": "boolean", "description": "Replace every occurrence"},
+        },
+        "required": ["path", "old", "new"],
+        "additionalProperties": False,
+    }
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return await asyncio.to_thread(
+            self._edit, ctx, args["path"], args["old"], args["new"], args.get("all", False)
+        )
+
+    def _edit(self, ctx: ToolContext, raw: str, old: str, new: str, every: bool) -> ToolResult:
+        if old == new:
+            raise ToolError("old and new are the same text; nothing to change")
+        path = confine(ctx, raw)
+        if not path.is_file():
+            raise ToolError(
+                f"{raw} does not exist" if not path.exists() else f"{raw} is not a file"
+            )
+        if path.stat().st_size > EDIT_FILE_LIMIT:
+            raise ToolError(f"{raw} is larger than {EDIT_FILE_LIMIT} bytes")
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ToolError(f"{raw} is not UTF-8 text") from exc
+        if old not in text and "\r\n" in text and "\n" in old:
+            # The model writes LF; a CRLF file still matches, and keeps its line ends.
+            old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")
+        count = text.count(old)
+        if count == 0:
+            raise ToolError(f"old text not found in {raw}; read the file and copy the text exactly")
+        if count > 1 and not every:
+            raise ToolError(
+                f"old text appears {count} times in {raw}; add surrounding lines to make it "
+                "unique, or set all to true"
+            )
+        _atomic_write(path, text.replace(old, new).encode("utf-8"))
+        shown = ctx.display(path)
+        noun = "occurrence" if count == 1 else "occurrences"
+        return ToolResult(
+            f"Edited {shown}: replaced {count} {noun}",
+            metadata={"path": shown, "replacements": count},
+        )

@@ -1,0 +1,223 @@
+"""`glob` and `grep`: finding files and lines in the workspace.
+
+`grep` runs ripgrep when it is installed (fast, honours .gitignore) and falls back to a
+Python walk otherwise; both print `path:line:text` with paths relative to the workspace
+and skip `.git` and binary files, so the model sees the same shape either way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import os
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from desktop.tools.base import Tool, ToolContext, ToolError, ToolResult, confine
+
+GLOB_LIMIT = 1000
+GREP_LIMIT = 500  # matching lines shown
+GREP_LINE_LIMIT = 500  # characters shown of one line
+GREP_TIMEOUT = 30.0
+SKIP_DIRS = frozenset({".git", ".hg", ".svn"})
+
+
+def _search_root(ctx: ToolContext, raw: str | None) -> Path:
+    return confine(ctx, raw) if raw else confine(ctx, str(ctx.root))
+
+
+class GlobTool(Tool):
+    name = "glob"
+    description = (
+        "Find files of the workspace by glob pattern (`**/*.py`, `src/*.ts`), newest first."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "minLength": 1},
+            "path": {"type": "string", "description": "Folder to search (default: workspace)"},
+        },
+        "required": ["pattern"],
+        "additionalProperties": False,
+    }
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return await asyncio.to_thread(self._glob, ctx, args["pattern"], args.get("path"))
+
+    def _glob(self, ctx: ToolContext, pattern: str, raw: str | None) -> ToolResult:
+        base = _search_root(ctx, raw)
+        if not base.is_dir():
+            raise ToolError(f"{raw} is not a folder")
+        if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
+            raise ToolError("pattern must be relative to the folder and must not contain ..")
+        found: list[tuple[float, str]] = []
+        total = 0
+        try:
+            matches = base.glob(pattern)
+            for match in matches:
+                if SKIP_DIRS.intersection(match.relative_to(base).parts) or not match.is_file():
+                    continue
+                try:
+                    real = confine(ctx, str(match))  # a symlink may point outside
+                    mtime = real.stat().st_mtime
+                except (ToolError, OSError):
+                    continue
+                total += 1
+                if len(found) < GLOB_LIMIT * 4:
+                    found.append((mtime, ctx.display(match.absolute())))
+        except ValueError as exc:  # an invalid pattern, e.g. `**` inside a name
+            raise ToolError(f"invalid pattern: {exc}") from exc
+        found.sort(key=lambda item: (-item[0], item[1]))
+        shown = [path for _, path in found[:GLOB_LIMIT]]
+        if not shown:
+            return ToolResult("No files found", metadata={"count": 0})
+        output = "\n".join(shown)
+        if total > len(shown):
+            output += f"\n({total - len(shown)} more not shown; narrow the pattern)"
+        return ToolResult(output, metadata={"count": total})
+
+
+class GrepTool(Tool):
+    name = "grep"
+    description = (
+        "Search file contents of the workspace with a regular expression. Prints "
+        "path:line:text for each matching line. `glob` limits the files (`*.py`)."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "minLength": 1, "description": "Regular expression"},
+            "path": {"type": "string", "description": "File or folder (default: workspace)"},
+            "glob": {"type": "string", "description": "Only files matching this glob"},
+        },
+        "required": ["pattern"],
+        "additionalProperties": False,
+    }
+
+    def __init__(self, ripgrep: str | None = None, *, use_ripgrep: bool = True) -> None:
+        self.ripgrep = (ripgrep or shutil.which("rg")) if use_ripgrep else None
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        pattern: str = args["pattern"]
+        glob: str | None = args.get("glob")
+        target, root = await asyncio.to_thread(_grep_target, ctx, args.get("path"))
+        if self.ripgrep:
+            lines, total = await self._ripgrep(root, pattern, target, glob)
+        else:
+            lines, total = await asyncio.to_thread(_python_grep, ctx, pattern, target, glob)
+        if not lines:
+            return ToolResult("No matches found", metadata={"count": 0})
+        output = "\n".join(lines)
+        if total > len(lines):
+            output += f"\n({total - len(lines)} more matching lines not shown; narrow the search)"
+        return ToolResult(output, metadata={"count": total})
+
+    async def _ripgrep(
+        self, root: Path, pattern: str, target: Path, glob: str | None
+    ) -> tuple[list[str], int]:
+        assert self.ripgrep is not None
+        shown = str(target.relative_to(root)) if target.is_relative_to(root) else str(target)
+        argv = [self.ripgrep, "--line-number", "--no-heading", "--with-filename", "--color=never"]
+        argv += ["--no-messages", "--max-columns", str(GREP_LINE_LIMIT), "--max-columns-preview"]
+        argv += ["--glob", "!.git"]
+        if glob:
+            argv += ["--glob", glob]
+        argv += ["-e", pattern, "--", shown or "."]
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=root,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        try:
+            lines, total, err = await asyncio.wait_for(_collect(process), GREP_TIMEOUT)
+        except TimeoutError as exc:
+            raise ToolError(f"the search took longer than {GREP_TIMEOUT:.0f}s") from exc
+        finally:
+            # Cancelled (an interrupt) or timed out: the search must not outlive the call.
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+        if process.returncode == 2 and not lines:
+            message = err.decode("utf-8", errors="replace").strip().splitlines()
+            raise ToolError(message[-1] if message else "ripgrep failed")
+        return lines, total
+
+
+async def _collect(process: asyncio.subprocess.Process) -> tuple[list[str], int, bytes]:
+    """The first GREP_LIMIT lines; past them only newlines are counted (in C, per chunk),
+    so a search matching millions of lines costs no memory."""
+    assert process.stdout is not None and process.stderr is not None
+    errors = asyncio.ensure_future(process.stderr.read())
+    lines: list[str] = []
+    total = 0
+    try:
+        while len(lines) < GREP_LIMIT:
+            line = await process.stdout.readline()
+            if not line:
+                break
+            total += 1
+            lines.append(line.decode("utf-8", errors="replace").rstrip("\n").removeprefix("./"))
+        else:
+            while chunk := await process.stdout.read(1 << 16):
+                total += chunk.count(b"\n")
+        await process.wait()
+        return lines, total, await errors
+    finally:
+        errors.cancel()
+
+
+def _grep_target(ctx: ToolContext, raw: str | None) -> tuple[Path, Path]:
+    """The real file or folder to search, and the workspace's real root."""
+    target = _search_root(ctx, raw)
+    if not target.exists():
+        raise ToolError(f"{raw} does not exist")
+    return target, Path(os.path.realpath(ctx.root))
+
+
+GREP_FILE_LIMIT = 16 * 1024 * 1024  # the Python fallback skips bigger files
+
+
+def _python_grep(
+    ctx: ToolContext, pattern: str, target: Path, glob: str | None
+) -> tuple[list[str], int]:
+    try:
+        regex = re.compile(pattern)
+    except re.error as exc:
+        raise ToolError(f"invalid regular expression: {exc}") from exc
+    lines: list[str] = []
+    total = 0
+    for path in _files(target):
+        if glob and not (fnmatch.fnmatch(path.name, glob) or fnmatch.fnmatch(str(path), glob)):
+            continue
+        try:
+            real = confine(ctx, str(path))
+            if real.stat().st_size > GREP_FILE_LIMIT:
+                continue
+            with real.open("rb") as handle:
+                data = handle.read()
+        except (ToolError, OSError):
+            continue
+        if b"\x00" in data[:8192]:
+            continue
+        shown = ctx.display(path)
+        text = data.decode("utf-8", errors="replace")
+        for number, line in enumerate(text.splitlines(), start=1):
+            if regex.search(line):
+                total += 1
+                if len(lines) < GREP_LIMIT:
+                    lines.append(f"{shown}:{number}:{line[:GREP_LINE_LIMIT]}")
+    return lines, total
+
+
+def _files(target: Path) -> list[Path]:
+    if target.is_file():
+        return [target]
+    found: list[Path] = []
+    for folder, dirs, files in os.walk(target):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        found.extend(Path(folder) / name for name in sorted(files))
+    return found
