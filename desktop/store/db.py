@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -17,7 +18,7 @@ from typing import TypeVar
 
 import peewee
 
-from desktop.store.migrations import migrate
+from desktop.store.migrations import MIGRATIONS, SchemaTooNew, migrate, too_new_message
 from desktop.store.models import Preference, database_proxy
 
 T = TypeVar("T")
@@ -36,7 +37,32 @@ class Store:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="desk-store")
         self._db = peewee.SqliteDatabase(None)
 
+    @property
+    def db(self) -> peewee.SqliteDatabase:
+        """The connection, for code running on the store thread (inside `run`)."""
+        return self._db
+
+    def connection(self) -> sqlite3.Connection:
+        """The raw sqlite3 connection, for hot paths on the store thread."""
+        conn = self._db.connection()
+        assert isinstance(conn, sqlite3.Connection)
+        return conn
+
+    def _refuse_newer(self) -> None:
+        # Checked read-only before anything is set: even switching on WAL would write to a
+        # database a newer Desk owns.
+        if not self.path.exists():
+            return
+        conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        finally:
+            conn.close()
+        if version > len(MIGRATIONS):
+            raise SchemaTooNew(too_new_message(version))
+
     def _open(self) -> None:
+        self._refuse_newer()
         self._db.init(str(self.path), pragmas=_PRAGMAS)
         database_proxy.initialize(self._db)
         self._db.connect(reuse_if_open=True)
