@@ -109,13 +109,17 @@ async def list_messages(request: web.Request) -> web.Response:
     assert limit is not None
     page = await _service(request).messages(session_id, limit=limit, before=before, after=after)
     return web.json_response(
-        {"data": page.messages, "cursor": {"previous": page.previous, "next": page.next}}
+        {
+            "data": page.messages,
+            "cursor": {"previous": page.previous, "next": page.next},
+            "seq": page.seq,
+        }
     )
 
 
 async def get_message(request: web.Request) -> web.Response:
-    service = _service(request)
-    return data_response(await service.message(_id(request, "id"), _id(request, "mid")))
+    found, seq = await _service(request).message_at(_id(request, "id"), _id(request, "mid"))
+    return web.json_response({"data": found, "seq": seq})
 
 
 async def patch_message(request: web.Request) -> web.Response:

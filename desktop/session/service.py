@@ -61,6 +61,7 @@ class Page:
     messages: list[dict[str, Any]]
     previous: str | None
     next: str | None
+    seq: int  # the session's last event seq when the page was read (same snapshot)
 
 
 def _cursor(value: int | None) -> str | None:
@@ -153,17 +154,22 @@ class SessionService:
         def read(conn: sqlite3.Connection) -> Page:
             self._session_json(conn, session_id)
             rows, older, newer = q.messages_page(conn, session_id, limit, before, after)
-            return Page(rows, _cursor(older), _cursor(newer))
+            return Page(rows, _cursor(older), _cursor(newer), log.last_seq(conn, session_id))
 
         return await self._read(read)  # type: ignore[no-any-return]
 
     async def message(self, session_id: str, message_id: str) -> dict[str, Any]:
-        def read(conn: sqlite3.Connection) -> dict[str, Any]:
+        return (await self.message_at(session_id, message_id))[0]
+
+    async def message_at(self, session_id: str, message_id: str) -> tuple[dict[str, Any], int]:
+        """One message and the session's last event seq, read in one snapshot."""
+
+        def read(conn: sqlite3.Connection) -> tuple[dict[str, Any], int]:
             self._session_json(conn, session_id)
             found = q.message(conn, message_id)
             if found is None or found[0] != session_id:
                 raise errors.message_not_found(session_id, message_id)
-            return found[1]
+            return found[1], log.last_seq(conn, session_id)
 
         return await self._read(read)  # type: ignore[no-any-return]
 
