@@ -68,12 +68,13 @@ class Subscription:
         while not self.queue.empty():
             self.queue.get_nowait()
 
-    async def items(self, heartbeat: float = HEARTBEAT_SECONDS) -> AsyncIterator[Frame]:
+    async def items(self, heartbeat: float | None = None) -> AsyncIterator[Frame]:
         """Frames with their positions until closed; after an overflow, the resync frame is
         the last one. A heartbeat comment `(None, HEARTBEAT)` fills every quiet interval."""
+        quiet = HEARTBEAT_SECONDS if heartbeat is None else heartbeat
         while True:
             try:
-                frame = await asyncio.wait_for(self.queue.get(), heartbeat)
+                frame = await asyncio.wait_for(self.queue.get(), quiet)
             except TimeoutError:
                 yield None, HEARTBEAT
                 continue
