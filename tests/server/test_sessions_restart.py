@@ -157,7 +157,7 @@ def test_kill_9_in_a_loop_while_writing_leaves_a_consistent_database(
         writer = Writer(served, sessions, counter)
         writer.start()
         # Kill mid-stream: once this round has acknowledged a few requests.
-        wait_until(lambda w=writer: len(w.acked) >= 8 or not w.is_alive(), timeout=20)
+        wait_until(lambda: len(writer.acked) >= 8 or not writer.is_alive(), timeout=20)  # noqa: B023
         served.kill()
         writer.join(timeout=20)
         assert not writer.is_alive()

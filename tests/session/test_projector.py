@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -32,11 +33,11 @@ def store(tmp_path: Path) -> Store:
     return store
 
 
-def publish(store: Store, *events: tuple[str, dict[str, object]], sid: str = SID) -> object:
+def publish(store: Store, *events: tuple[str, dict[str, Any]], sid: str = SID) -> object:
     return publish_here(store, [draft(sid, kind, data) for kind, data in events])
 
 
-def messages(store: Store, sid: str = SID) -> list[dict[str, object]]:
+def messages(store: Store, sid: str = SID) -> list[dict[str, Any]]:
     return q.all_messages(store.connection(), sid)
 
 
@@ -74,7 +75,7 @@ def test_tool_parts_go_streaming_running_completed_or_error(store: Store) -> Non
         store, ("session.tool.input.started", {"message_id": mid, "call_id": "c", "name": "read"})
     )
     [m] = messages(store)
-    part = m["content"][0]  # type: ignore[index]
+    part = m["content"][0]
     assert part["state"] == {"status": "streaming", "input": ""}
     publish(
         store,
@@ -83,7 +84,7 @@ def test_tool_parts_go_streaming_running_completed_or_error(store: Store) -> Non
             {"message_id": mid, "call_id": "c", "name": "read", "input": {"path": "a"}},
         ),
     )
-    part = messages(store)[0]["content"][0]  # type: ignore[index]
+    part = messages(store)[0]["content"][0]
     assert part["state"] == {"status": "running", "input": {"path": "a"}}
     assert "ran" in part["time"]
     publish(
@@ -93,7 +94,7 @@ def test_tool_parts_go_streaming_running_completed_or_error(store: Store) -> Non
             {"message_id": mid, "call_id": "c", "content": "1: x", "metadata": {"n": 1}},
         ),
     )
-    part = messages(store)[0]["content"][0]  # type: ignore[index]
+    part = messages(store)[0]["content"][0]
     assert part["state"] == {
         "status": "completed",
         "input": {"path": "a"},
@@ -107,11 +108,11 @@ def test_step_streamed_sets_time_streamed_and_a_restart_clears_it(store: Store) 
     mid = "msg_r"
     publish(store, started(mid), ("session.step.streamed", {"message_id": mid}), ended(mid))
     [m] = messages(store)
-    assert {"streamed", "completed"} <= set(m["time"])  # type: ignore[arg-type]
+    assert {"streamed", "completed"} <= set(m["time"])
     assert m["finish"] == "stop"
     publish(store, started(mid, agent="plan"))
     [m] = messages(store)
-    assert set(m["time"]) == {"created"}  # type: ignore[arg-type]
+    assert set(m["time"]) == {"created"}
     assert "finish" not in m and "tokens" not in m and "cost" not in m
     assert m["agent"] == "plan"
 
@@ -177,10 +178,10 @@ def test_claim_is_released_by_a_user_interrupt_but_kept_by_a_shutdown(store: Sto
     conn = store.connection()
     q.claim(conn, SID, 1)
     publish(store, ("session.execution.interrupted", {"reason": "shutdown"}))
-    assert q.get_session(conn, SID)["status"] == "busy"  # type: ignore[index]
+    assert (q.get_session(conn, SID) or {})["status"] == "busy"
     assert q.list_suspended(conn) == [SID]
     publish(store, ("session.execution.interrupted", {"reason": "user"}))
-    assert q.get_session(conn, SID)["status"] == "idle"  # type: ignore[index]
+    assert (q.get_session(conn, SID) or {})["status"] == "idle"
     assert q.list_suspended(conn) == []
 
 
