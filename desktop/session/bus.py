@@ -1,21 +1,22 @@
 """The durable bus: publishing appends events and applies their projection in one
 transaction on the store thread, then fans them out; ephemeral events are only fanned out.
 
-One writer task owns the queue of publish requests. While a batch is being written, new
-requests wait, and the next batch takes all of them: one transaction (one commit) per
-batch, one savepoint per request, so a request whose projection fails is rolled back alone
-and its caller gets the error while the rest of the batch commits. The event loop never
-waits on SQLite and no transaction ever spans an `await`: each batch is one function
-submitted to the store thread. Fan-out happens after the commit, in position order.
+Publish requests queue on the loop; one batch at a time is written on the store thread.
+While a batch is being written, new requests wait, and the next batch takes all of them:
+one transaction (one commit) per batch, one savepoint per request, so a request whose
+projection fails is rolled back alone and its caller gets the error while the rest of the
+batch commits. The event loop never waits on SQLite and no transaction ever spans an
+`await`: each batch is one function submitted to the store thread. Fan-out happens after
+the commit, in position order.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import sqlite3
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,54 +63,100 @@ class _Request:
     )
 
 
+class LogState:
+    """The writer's memory of the log's head position and of each aggregate's last seq, so
+    an append reads nothing first. Valid because the store thread is the only writer; it
+    is reloaded lazily, and dropped whenever a transaction fails."""
+
+    def __init__(self) -> None:
+        self.head: int | None = None
+        self.seqs: dict[str, int] = {}
+
+    def reset(self) -> None:
+        self.head = None
+        self.seqs.clear()
+
+    def advance(self, events: list[Event]) -> None:
+        for e in events:
+            self.seqs[e.aggregate_id] = e.seq
+        if events:
+            self.head = events[-1].position
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    events: list[Event]
+    # Derived status of every session the events touched (None: it no longer exists).
+    statuses: dict[str, str | None]
+
+
+_Written = tuple[list[list[Event] | BaseException], dict[str, str | None]]
+
+
 def apply(
     conn: sqlite3.Connection,
     drafts: Iterable[Draft] | Iterable[Event],
     *,
     guard: Hook | None = None,
     commit: Hook | None = None,
+    state: LogState | None = None,
 ) -> list[Event]:
+    return apply_full(conn, drafts, guard=guard, commit=commit, state=state).events
+
+
+def apply_full(
+    conn: sqlite3.Connection,
+    drafts: Iterable[Draft] | Iterable[Event],
+    *,
+    guard: Hook | None = None,
+    commit: Hook | None = None,
+    state: LogState | None = None,
+) -> Applied:
     """Append and project, in the caller's transaction. `Event`s (a replay) keep their
-    position, id, seq and time; `Draft`s get new ones."""
+    position, id, seq and time; `Draft`s get new ones. Rows are inserted in one statement
+    per request (before a deletion, which must see its session's events)."""
     if guard is not None:
         guard(conn)
     p = Projection(conn)
+    known = state or LogState()
+    head = known.head if known.head is not None else log.head(conn)
     seqs: dict[str, int] = {}
     out: list[Event] = []
+    unwritten: list[Event] = []
     for d in drafts:
         if isinstance(d, Event):
-            event = log.insert(
-                conn,
-                position=d.position,
-                id=d.id,
-                aggregate_id=d.aggregate_id,
-                seq=d.seq,
-                type=d.type,
-                version=d.version,
-                created=d.created,
-                data=d.data,
-            )
+            event = d
         else:
-            seq = seqs.get(d.aggregate_id)
+            seq = seqs.get(d.aggregate_id) or known.seqs.get(d.aggregate_id)
             if seq is None:
                 seq = log.last_seq(conn, d.aggregate_id)
             seqs[d.aggregate_id] = seq = seq + 1
-            event = log.insert(
-                conn,
-                id=d.id or new_id("evt"),
-                aggregate_id=d.aggregate_id,
-                seq=seq,
-                type=d.type,
-                version=d.version,
-                created=d.created if d.created is not None else log.now_ms(),
-                data=d.data,
+            head += 1
+            event = Event(
+                head,
+                d.id or new_id("evt"),
+                d.aggregate_id,
+                seq,
+                d.type,
+                d.version,
+                d.created if d.created is not None else log.now_ms(),
+                d.data,
             )
+        unwritten.append(event)
+        if event.type == "session.deleted":
+            log.insert_many(conn, unwritten)
+            unwritten = []
         project(p, event)
         out.append(event)
+    log.insert_many(conn, unwritten)
     p.flush()
+    touched = {e.aggregate_id for e in out}
     if commit is not None:
         commit(conn)
-    return out
+        statuses = {sid: stored_status(conn, sid) for sid in touched}
+    else:
+        statuses = {sid: p.derived_status(sid) for sid in touched}
+    return Applied(out, statuses)
 
 
 def frame(event: Event) -> bytes:
@@ -121,30 +168,25 @@ class DurableBus:
         self.store = store
         self.fanout = fanout
         self._pending: list[_Request] = []
-        self._wake = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._in_flight = False
+        self._running = False
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._state = LogState()
         self.batches = 0
         # Called after each committed batch, on the loop, with the batch's events (in
-        # position order) and the stored status of every session they touched (None: gone).
+        # position order) and the status of every session they touched (None: gone).
         self.listeners: list[Callable[[list[Event], dict[str, str | None]], None]] = []
 
     def start(self) -> None:
-        if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._writer(), name="desk-bus")
+        self._loop = asyncio.get_running_loop()
+        self._running = True
 
     async def stop(self) -> None:
-        """Finish what is queued, then stop the writer."""
-        task, self._task = self._task, None
-        if task is None:
-            return
-        self._pending.append(_Request([], None, None))  # a marker so the loop wakes
-        stop = self._pending[-1]
-        self._wake.set()
-        with contextlib.suppress(Exception):
-            await stop.future
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
+        """Refuse new requests, let the queued ones commit."""
+        self._running = False
+        await self._idle.wait()
 
     async def publish(
         self,
@@ -154,11 +196,12 @@ class DurableBus:
         commit: Hook | None = None,
     ) -> list[Event]:
         """Append, project, commit, fan out; the appended events, or the projection's error."""
-        if self._task is None:
+        if not self._running:
             raise RuntimeError("the durable bus is not running")
         request = _Request(drafts if isinstance(drafts, list) else [drafts], guard, commit)
         self._pending.append(request)
-        self._wake.set()
+        if not self._in_flight:
+            self._flush()
         return await request.future
 
     def broadcast(self, aggregate_id: str, type: str, data: object) -> None:
@@ -166,66 +209,88 @@ class DurableBus:
         clean = validate_event(type, data, durable=False)
         self.fanout.publish(type, {"session_id": aggregate_id, "data": clean})
 
-    async def _writer(self) -> None:
-        while True:
-            await self._wake.wait()
-            self._wake.clear()
-            batch, self._pending = self._pending, []
-            if not batch:
-                continue
-            try:
-                results, statuses = await self.store.run(lambda b=batch: self._write(b))  # type: ignore[misc]
-            except Exception as exc:  # the commit itself failed: nothing of the batch landed
-                _log.exception("event batch of %d requests failed", len(batch))
-                for request in batch:
-                    if not request.future.done():
-                        request.future.set_exception(exc)
-                continue
-            self.batches += 1
-            committed: list[Event] = []
-            for request, result in zip(batch, results, strict=True):
-                if isinstance(result, BaseException):
-                    if not request.future.done():
-                        request.future.set_exception(result)
-                    continue
-                for event in result:
-                    self.fanout.publish_frame(frame(event), event.position)
-                committed.extend(result)
-                if not request.future.done():
-                    request.future.set_result(result)
-            for listener in self.listeners:
-                try:
-                    listener(committed, statuses)
-                except Exception:
-                    _log.exception("event listener failed")
+    def _flush(self) -> None:
+        # One batch at a time: what queues meanwhile is the next batch. The store thread
+        # hands the result straight back to the loop (no task in between: one hop each way).
+        batch, self._pending = self._pending, []
+        self._in_flight = True
+        self._idle.clear()
+        loop = self._loop
+        assert loop is not None
+        done = self.store.submit(lambda: self._write(batch))
+        done.add_done_callback(lambda f: loop.call_soon_threadsafe(self._finish, batch, f))
 
-    def _write(
-        self, batch: list[_Request]
-    ) -> tuple[list[list[Event] | BaseException], dict[str, str | None]]:
+    def _finish(self, batch: list[_Request], done: Future[_Written]) -> None:
+        self._in_flight = False
+        if self._pending:
+            self._flush()  # keep the store thread busy while this batch is fanned out
+        else:
+            self._idle.set()
+        error = done.exception()
+        if error is not None:  # the commit itself failed: nothing of the batch landed
+            _log.error("event batch of %d requests failed: %r", len(batch), error)
+            for request in batch:
+                if not request.future.done():
+                    request.future.set_exception(error)
+            return
+        results, statuses = done.result()
+        self.batches += 1
+        committed: list[Event] = []
+        for request, result in zip(batch, results, strict=True):
+            if isinstance(result, BaseException):
+                if not request.future.done():
+                    request.future.set_exception(result)
+                continue
+            for event in result:
+                self.fanout.publish_frame(frame(event), event.position)
+            committed.extend(result)
+            if not request.future.done():
+                request.future.set_result(result)
+        for listener in self.listeners:
+            try:
+                listener(committed, statuses)
+            except Exception:
+                _log.exception("event listener failed")
+
+    def _write(self, batch: list[_Request]) -> _Written:
         db = self.store.db
         conn = self.store.connection()
         results: list[list[Event] | BaseException] = []
-        with db.atomic():
-            for request in batch:
-                try:
-                    with db.atomic():
+        statuses: dict[str, str | None] = {}
+        try:
+            with db.atomic():
+                for request in batch:
+                    try:
+                        with db.atomic():
+                            applied = apply_full(
+                                conn,
+                                request.drafts,
+                                guard=request.guard,
+                                commit=request.commit,
+                                state=self._state,
+                            )
+                    except ProjectionError as exc:
+                        results.append(exc.error)
+                        continue
+                    except SessionError as exc:
+                        results.append(exc)
+                        continue
+                    except sqlite3.IntegrityError as exc:
+                        self._state.reset()
                         results.append(
-                            apply(conn, request.drafts, guard=request.guard, commit=request.commit)
+                            SessionError(409, "event.conflict", f"The event conflicts: {exc}.")
                         )
-                except ProjectionError as exc:
-                    results.append(exc.error)
-                except SessionError as exc:
-                    results.append(exc)
-                except sqlite3.IntegrityError as exc:
-                    results.append(
-                        SessionError(409, "event.conflict", f"The event conflicts: {exc}.")
-                    )
-            touched = {e.aggregate_id for r in results if isinstance(r, list) for e in r}
-            statuses = {sid: _stored_status(conn, sid) for sid in touched}
+                        continue
+                    self._state.advance(applied.events)
+                    statuses.update(applied.statuses)
+                    results.append(applied.events)
+        except BaseException:
+            self._state.reset()
+            raise
         return results, statuses
 
 
-def _stored_status(conn: sqlite3.Connection, session_id: str) -> str | None:
+def stored_status(conn: sqlite3.Connection, session_id: str) -> str | None:
     row = conn.execute(
         "SELECT status, time_suspended FROM session WHERE id = ?", (session_id,)
     ).fetchone()

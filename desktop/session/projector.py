@@ -37,6 +37,7 @@ class _Message:
 class _Session:
     parent_id: str | None
     status: str
+    claimed: bool
 
 
 class Projection:
@@ -51,9 +52,12 @@ class Projection:
     def session(self, session_id: str) -> _Session | None:
         if session_id not in self._sessions:
             row = self.conn.execute(
-                "SELECT parent_id, status FROM session WHERE id = ?", (session_id,)
+                "SELECT parent_id, status, time_suspended IS NOT NULL FROM session WHERE id = ?",
+                (session_id,),
             ).fetchone()
-            self._sessions[session_id] = None if row is None else _Session(row[0], row[1])
+            self._sessions[session_id] = (
+                None if row is None else _Session(row[0], row[1], bool(row[2]))
+            )
         return self._sessions[session_id]
 
     def require_session(self, session_id: str) -> _Session:
@@ -66,8 +70,17 @@ class Projection:
         self._touched[session_id] = created
 
     def set_status(self, session_id: str, status: str) -> None:
-        self.require_session(session_id).status = status
-        self._status[session_id] = status
+        found = self.require_session(session_id)
+        if found.status != status:
+            found.status = status
+            self._status[session_id] = status
+
+    def derived_status(self, session_id: str) -> str | None:
+        """The API's status (busy while claimed) as this projection left it."""
+        found = self.session(session_id)
+        if found is None:
+            return None
+        return "busy" if found.claimed else found.status
 
     # messages ----------------------------------------------------------------------
     def message(self, message_id: str) -> _Message | None:
@@ -152,7 +165,7 @@ def _created(p: Projection, e: Event) -> None:
         "time_suspended, resume_attempts) VALUES (?, ?, ?, ?, 'idle', ?, ?, NULL, 0)",
         (e.aggregate_id, parent, e.data["title"], e.data["directory"], e.created, e.created),
     )
-    p._sessions[e.aggregate_id] = _Session(parent, "idle")
+    p._sessions[e.aggregate_id] = _Session(parent, "idle", False)
 
 
 def _updated(p: Projection, e: Event) -> None:
@@ -334,6 +347,7 @@ def _content_updated(p: Projection, e: Event) -> None:
 
 
 def _release(p: Projection, session_id: str) -> None:
+    p.require_session(session_id).claimed = False
     p.conn.execute(
         "UPDATE session SET time_suspended = NULL, resume_attempts = 0 WHERE id = ?", (session_id,)
     )

@@ -88,6 +88,18 @@ def insert(
     return Event(assigned, id, aggregate_id, seq, type, version, created, data)
 
 
+def insert_many(conn: sqlite3.Connection, events: list[Event]) -> None:
+    """Insert events whose positions are already assigned (one statement for all)."""
+    conn.executemany(
+        "INSERT INTO event (position, id, aggregate_id, seq, type, version, created, data) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (e.position, e.id, e.aggregate_id, e.seq, e.type, e.version, e.created, dumps(e.data))
+            for e in events
+        ],
+    )
+
+
 def head(conn: sqlite3.Connection) -> int:
     """The highest position ever assigned (deleted events included): resume never goes back."""
     row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'event'").fetchone()
