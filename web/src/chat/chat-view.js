@@ -43,8 +43,10 @@ function MessageList({ store, thread, busy }) {
   const previous = useRef({ first: null, last: null, count: 0 })
   const ids = thread.ids.value
   const older = thread.older.value
-  // Read during render, before Preact commits: the layout effect compares against it.
-  const heightBefore = scroller.current?.scrollHeight ?? 0
+  // Read during render, before Preact commits: the layout effect compares against it. The
+  // oldest loaded message is the anchor an older page is prepended above.
+  const firstBefore = scroller.current?.querySelector(".chat-messages > .message")
+  const anchorTop = firstBefore?.getBoundingClientRect().top ?? 0
   const wasAtBottom = scroller.current
     ? scroller.current.scrollHeight - scroller.current.scrollTop - scroller.current.clientHeight < STICK_MARGIN
     : true
@@ -61,12 +63,19 @@ function MessageList({ store, thread, busy }) {
     const last = ids[ids.length - 1] ?? null
     if (before.count === 0 && ids.length > 0) {
       el.scrollTop = el.scrollHeight // first page: start at the newest message
-    } else if (first !== before.first && before.count > 0 && ids.includes(before.first)) {
-      el.scrollTop += el.scrollHeight - heightBefore // older page prepended: keep the view still
+    } else if (first !== before.first && before.count > 0 && firstBefore?.isConnected) {
+      // An older page went in above: keep the anchor where it was on screen. (Chromium's
+      // scroll anchoring may have done it already; this corrects only what is left.)
+      el.scrollTop += firstBefore.getBoundingClientRect().top - anchorTop
     } else if (last !== before.last && wasAtBottom) {
       el.scrollTop = el.scrollHeight // a new message while reading the newest: follow it
     }
     previous.current = { first, last, count: ids.length }
+    // New messages are laid out once for real (not skipped by content-visibility), so each
+    // has a remembered size when it is skipped later: no jumps when scrolling back to them.
+    // Two frames: the size is recorded after the first frame's layout.
+    const fresh = el.querySelectorAll(".chat-messages > .message:not(.measured)")
+    if (fresh.length) requestAnimationFrame(() => requestAnimationFrame(() => fresh.forEach((m) => m.classList.add("measured"))))
     maybeLoadOlder()
   }, [ids])
 

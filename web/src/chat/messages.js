@@ -97,8 +97,9 @@ function Editor({ message, onSave, onCancel }) {
 
 function AssistantMessage({ message, thread, store, busy }) {
   const [editing, setEditing] = useState(false)
-  const streamed = thread.streaming.get(message.id)?.value ?? ""
   const live = !message.time?.completed
+  // Subscribes while live, so the first delta re-renders this message.
+  const streamed = live ? thread.streamOf(message.id).value : ""
   const canEdit = editable(message) && !busy && message.content.some((p) => p.type === "text")
   return html`<article class="message msg-assistant" data-id=${message.id} aria-busy=${live ? "true" : undefined}>
     <header class="message-meta">
