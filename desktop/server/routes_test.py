@@ -36,7 +36,7 @@ async def publish_events(request: web.Request) -> web.Response:
     one such object): durable events are appended in one transaction, in order; ephemeral
     ones are broadcast after them. 201 with the durable events as stored."""
     body = await read_json_object(request)
-    items = body.get("events", [body]) if "events" in body else [body]
+    items = body.get("events", [body])
     if not isinstance(items, list) or not 1 <= len(items) <= MAX_EVENTS:
         raise _invalid(f"events must be an array of 1 to {MAX_EVENTS} events.")
     durable: list[Draft] = []

@@ -132,9 +132,8 @@ class SessionService:
     async def delete(self, session_id: str) -> None:
         """Deletes the session, its descendants and all they own; a turn running in any of
         them is interrupted first."""
+        await self.get(session_id)
         tree: list[str] = await self._read(lambda c: q.descendants(c, session_id))
-        if not await self._read(lambda c: q.get_session(c, session_id)):
-            raise errors.session_not_found(session_id)
         for sid in tree:
             if sid in self.runner.active():
                 await self.runner.interrupt(sid)

@@ -181,3 +181,34 @@ async def test_a_client_that_leaves_ends_its_stream_without_a_traceback(
     assert fan.subscriber_count == 0
     noisy = [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
     assert noisy == [], [r.getMessage() for r in noisy]
+
+
+async def test_status_changes_are_announced_once_each(
+    client: TestClient, auth: dict[str, str]
+) -> None:
+    from desktop.server.appkeys import SESSIONS
+    from tests.support.sessions import started
+
+    stream = await client.get("/api/event", headers=auth)
+    await next_event(stream)
+    sid = await new_session(client, auth)
+    service = client.app[SESSIONS]
+    await service.set_claim(sid, True)
+    await publish_app(
+        client.app, sid, started("m1"), ("session.text", {"message_id": "m1", "text": "a"})
+    )
+    await service.set_claim(sid, False)
+    await publish_app(
+        client.app,
+        sid,
+        ("session.step.failed", {"message_id": "m1", "error": {"type": "x", "message": "y"}}),
+    )
+    await publish_app(client.app, sid, started("m2"))
+    statuses: list[str] = []
+    while len(statuses) < 5:
+        event = await next_event(stream)
+        if event.type == "session.status":
+            assert event.properties["session_id"] == sid
+            statuses.append(event.properties["data"]["status"])
+    assert statuses == ["idle", "busy", "idle", "error", "idle"]
+    stream.close()
