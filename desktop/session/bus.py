@@ -13,6 +13,8 @@ the commit, in position order.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import logging
 import sqlite3
 from collections.abc import Callable, Iterable
@@ -141,6 +143,7 @@ def apply_full(
                 d.version,
                 d.created if d.created is not None else log.now_ms(),
                 d.data,
+                log.dumps(d.data),  # encoded once: for the row and for the SSE frame
             )
         unwritten.append(event)
         if event.type == "session.deleted":
@@ -159,8 +162,33 @@ def apply_full(
     return Applied(out, statuses)
 
 
+REPLAY_CHUNK = 5000
+
+
+def replay(store: Store, events: list[Event], chunk: int = REPLAY_CHUNK) -> None:
+    """Rebuild the projection from a log into an empty store (run on its thread): the events
+    keep their positions, ids, seqs and times, and their stored JSON is written back as it
+    was. One transaction per `chunk` events."""
+    conn = store.connection()
+    for start in range(0, len(events), chunk):
+        with store.db.atomic():
+            apply(conn, events[start : start + chunk])
+
+
 def frame(event: Event) -> bytes:
-    return encode_event(event.type, event.to_json(), event.position)
+    """The SSE frame of a durable event, `{"type", "properties": event.to_json()}`; the
+    data's JSON is spliced in as stored rather than encoded again."""
+    if event.raw is None:
+        return encode_event(event.type, event.to_json(), event.position)
+    envelope = event.to_json()
+    del envelope["data"]
+    head = _ENCODE(envelope)[:-1]
+    kind = _ENCODE(event.type)
+    payload = f'{{"type":{kind},"properties":{head},"data":{event.raw}}}}}'
+    return f"id: {event.position}\ndata: {payload}\n\n".encode()
+
+
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
 
 
 class DurableBus:
@@ -241,8 +269,9 @@ class DurableBus:
                 if not request.future.done():
                     request.future.set_exception(result)
                 continue
-            for event in result:
-                self.fanout.publish_frame(frame(event), event.position)
+            if self.fanout.subscriber_count:  # nobody listens: nothing to encode
+                for event in result:
+                    self.fanout.publish_frame(frame(event), event.position)
             committed.extend(result)
             if not request.future.done():
                 request.future.set_result(result)
@@ -257,11 +286,13 @@ class DurableBus:
         conn = self.store.connection()
         results: list[list[Event] | BaseException] = []
         statuses: dict[str, str | None] = {}
+        # A lone request needs no savepoint: if it fails, the whole transaction goes.
+        scope = contextlib.nullcontext if len(batch) == 1 else db.atomic
         try:
-            with db.atomic():
+            with db.atomic() as transaction:
                 for request in batch:
                     try:
-                        with db.atomic():
+                        with scope():
                             applied = apply_full(
                                 conn,
                                 request.drafts,
@@ -269,17 +300,12 @@ class DurableBus:
                                 commit=request.commit,
                                 state=self._state,
                             )
-                    except ProjectionError as exc:
-                        results.append(exc.error)
-                        continue
-                    except SessionError as exc:
-                        results.append(exc)
-                        continue
-                    except sqlite3.IntegrityError as exc:
-                        self._state.reset()
-                        results.append(
-                            SessionError(409, "event.conflict", f"The event conflicts: {exc}.")
-                        )
+                    except (ProjectionError, SessionError, sqlite3.IntegrityError) as exc:
+                        if len(batch) == 1:
+                            transaction.rollback()
+                        results.append(_refusal(exc))
+                        if isinstance(exc, sqlite3.IntegrityError):
+                            self._state.reset()
                         continue
                     self._state.advance(applied.events)
                     statuses.update(applied.statuses)
@@ -288,6 +314,14 @@ class DurableBus:
             self._state.reset()
             raise
         return results, statuses
+
+
+def _refusal(exc: Exception) -> SessionError:
+    if isinstance(exc, ProjectionError):
+        return exc.error
+    if isinstance(exc, SessionError):
+        return exc
+    return SessionError(409, "event.conflict", f"The event conflicts: {exc}.")
 
 
 def stored_status(conn: sqlite3.Connection, session_id: str) -> str | None:

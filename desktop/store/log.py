@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 _DUMPS = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
@@ -36,6 +36,9 @@ class Event:
     version: int
     created: int
     data: dict[str, Any]
+    # The stored JSON of `data` when the event was read from a log: a replay writes it back
+    # as it was instead of encoding it again.
+    raw: str | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, object]:
         """The API's event shape (log route, SSE `properties`)."""
@@ -56,7 +59,7 @@ _COLUMNS = "position, id, aggregate_id, seq, type, version, created, data"
 
 
 def _event(row: tuple[Any, ...]) -> Event:
-    return Event(row[0], row[1], row[2], row[3], row[4], row[5], row[6], json.loads(row[7]))
+    return Event(row[0], row[1], row[2], row[3], row[4], row[5], row[6], json.loads(row[7]), row[7])
 
 
 def last_seq(conn: sqlite3.Connection, aggregate_id: str) -> int:
@@ -94,7 +97,16 @@ def insert_many(conn: sqlite3.Connection, events: list[Event]) -> None:
         "INSERT INTO event (position, id, aggregate_id, seq, type, version, created, data) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [
-            (e.position, e.id, e.aggregate_id, e.seq, e.type, e.version, e.created, dumps(e.data))
+            (
+                e.position,
+                e.id,
+                e.aggregate_id,
+                e.seq,
+                e.type,
+                e.version,
+                e.created,
+                e.raw if e.raw is not None else dumps(e.data),
+            )
             for e in events
         ],
     )

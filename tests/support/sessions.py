@@ -7,7 +7,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from desktop.session.bus import Draft, apply, draft
+from desktop.session.bus import Draft, apply, draft, replay
 from desktop.session.errors import ProjectionError, SessionError
 from desktop.store import log
 from desktop.store.db import Store
@@ -98,10 +98,8 @@ def whole_log(conn: sqlite3.Connection) -> list[Event]:
     return log.after(conn, 0, 10**9)
 
 
-def replay_here(store: Store, events: list[Event], chunk: int = 1000) -> None:
-    for start in range(0, len(events), chunk):
-        with store.db.atomic():
-            apply(store.connection(), events[start : start + chunk])
+def replay_here(store: Store, events: list[Event]) -> None:
+    replay(store, events)
 
 
 def projection(conn: sqlite3.Connection) -> dict[str, list[tuple[Any, ...]]]:
