@@ -79,12 +79,16 @@ async def _replay(response: web.StreamResponse, sessions: SessionService, after:
 
 
 async def _live(response: web.StreamResponse, sub: Subscription, sent: int) -> None:
-    async for position, data in sub.items():
-        if position is not None:
-            if position <= sent:
-                continue  # already replayed from the log
-            sent = position
-        await response.write(data)
+    async for batch in sub.batches():
+        out = []
+        for position, data in batch:
+            if position is not None:
+                if position <= sent:
+                    continue  # already replayed from the log
+                sent = position
+            out.append(data)
+        if out:
+            await response.write(b"".join(out))
 
 
 def setup_event_routes(app: web.Application) -> None:

@@ -84,6 +84,19 @@ class Subscription:
             if self.overflowed and self.queue.empty():
                 return
 
+    async def batches(self, heartbeat: float | None = None) -> AsyncIterator[list[Frame]]:
+        """Like `items`, but every frame already queued comes at once, so a stream writes
+        what piled up in one call instead of one per event."""
+        async for first in self.items(heartbeat):
+            batch = [first]
+            while not self.queue.empty():
+                frame = self.queue.get_nowait()
+                if frame is _CLOSE:
+                    yield batch
+                    return
+                batch.append(frame)
+            yield batch  # after an overflow `items` ends once the resync frame is out
+
     async def frames(self) -> AsyncIterator[bytes]:
         async for _, frame in self.items():
             yield frame
