@@ -128,8 +128,9 @@ async def patch_message(request: web.Request) -> web.Response:
     _only(body, "content")
     if "content" not in body:
         raise _invalid('The body must be {"content": [...]}.')
-    updated = await _service(request).update_message(session_id, message_id, body["content"])
-    return data_response(updated)
+    service = _service(request)
+    updated, seq = await service.update_message(session_id, message_id, body["content"])
+    return web.json_response({"data": updated, "seq": seq})
 
 
 async def session_log(request: web.Request) -> web.Response:

@@ -188,9 +188,10 @@ class SessionService:
 
     async def update_message(
         self, session_id: str, message_id: str, content: object
-    ) -> dict[str, Any]:
+    ) -> tuple[dict[str, Any], int]:
         """Replaces a completed assistant message's content through
-        `session.message.content.updated`; returns the updated message."""
+        `session.message.content.updated`; returns the updated message and the session's
+        seq it was read at."""
         parts = validate_content(content)
         unfinished = any(
             p["type"] == "tool" and p["state"]["status"] in TOOL_STATUS[:2] for p in parts
@@ -209,7 +210,7 @@ class SessionService:
             ),
             guard=guard,
         )
-        return await self.message(session_id, message_id)
+        return await self.message_at(session_id, message_id)
 
     async def log(
         self, session_id: str, *, after: int = 0, limit: int = MAX_LOG_PAGE

@@ -55,6 +55,7 @@ async def test_patch_replaces_content_through_a_durable_projected_event(
     ]
     status, body = await patch(client, auth, sid, MID, {"content": content})
     assert status == 200 and body["data"]["content"] == content
+    assert body["seq"] == 5  # created, started, text, ended, updated
     one = await (await client.get(f"/api/session/{sid}/message/{MID}", headers=auth)).json()
     assert one["data"]["content"] == content
     page = await (await client.get(f"/api/session/{sid}/message", headers=auth)).json()
