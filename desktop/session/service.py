@@ -18,9 +18,8 @@ from typing import Any, Protocol
 
 from desktop.session import errors
 from desktop.session.bus import Draft, DurableBus, draft
-from desktop.session.errors import SessionError
 from desktop.session.ids import new_id
-from desktop.session.schema import MAX_TEXT, MAX_TITLE, TOOL_STATUS, validate_content
+from desktop.session.schema import TOOL_STATUS, validate_content
 from desktop.store import log
 from desktop.store import sessions as q
 from desktop.store.log import Event
@@ -36,7 +35,10 @@ class Runner(Protocol):
     durably recorded; the runner drains the session's inbox, publishes step/tool events,
     and holds the claim while a turn runs."""
 
-    def active(self) -> set[str]: ...
+    def active(self) -> set[str]:
+        """Sessions running a turn in this process. Also called on the store thread (inside
+        a guard), so it must be cheap and return a snapshot."""
+        ...
 
     def wake(self, session_id: str) -> None: ...
 
@@ -292,6 +294,3 @@ class SessionService:
                 self._status.pop(sid, None)
             else:
                 self._emit_status(sid, "busy" if sid in active else status)
-
-
-__all__ = ["MAX_PAGE", "MAX_TEXT", "MAX_TITLE", "Page", "Runner", "SessionError", "SessionService"]
