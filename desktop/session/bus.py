@@ -300,12 +300,14 @@ class DurableBus:
                                 commit=request.commit,
                                 state=self._state,
                             )
-                    except (ProjectionError, SessionError, sqlite3.IntegrityError) as exc:
+                    except Exception as exc:
+                        # Refused (or a projection bug): this request's writes go, the rest
+                        # of the batch still commits.
                         if len(batch) == 1:
                             transaction.rollback()
-                        results.append(_refusal(exc))
                         if isinstance(exc, sqlite3.IntegrityError):
                             self._state.reset()
+                        results.append(_refusal(exc))
                         continue
                     self._state.advance(applied.events)
                     statuses.update(applied.statuses)
@@ -316,12 +318,15 @@ class DurableBus:
         return results, statuses
 
 
-def _refusal(exc: Exception) -> SessionError:
+def _refusal(exc: Exception) -> Exception:
     if isinstance(exc, ProjectionError):
         return exc.error
     if isinstance(exc, SessionError):
         return exc
-    return SessionError(409, "event.conflict", f"The event conflicts: {exc}.")
+    if isinstance(exc, sqlite3.IntegrityError):
+        return SessionError(409, "event.conflict", f"The event conflicts: {exc}.")
+    _log.error("projection failed; its events were rolled back", exc_info=exc)
+    return exc
 
 
 def stored_status(conn: sqlite3.Connection, session_id: str) -> str | None:

@@ -117,3 +117,32 @@ async def test_publish_waits_for_the_commit_and_the_rows_are_there(bus: DurableB
     [event] = await bus.publish(draft("ses_e", *started("m1")))
     assert event.type == "session.step.started" and event.aggregate_id == "ses_e"
     assert await count(bus, "message") == 1
+
+
+async def test_a_projection_bug_fails_only_its_own_request(
+    bus: DurableBus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from desktop.session import projector
+
+    await create(bus, "ses_f")
+
+    def broken(p: projector.Projection, e: object) -> None:
+        raise RuntimeError("bug in a handler")
+
+    monkeypatch.setitem(projector.HANDLERS, "session.reasoning", broken)
+    before = await count(bus, "event")
+    results = await asyncio.gather(
+        bus.publish(draft("ses_f", *started("m1"))),
+        bus.publish(draft("ses_f", "session.reasoning", {"message_id": "m1", "text": "x"})),
+        bus.publish(draft("ses_f", "session.text", {"message_id": "m1", "text": "y"})),
+        return_exceptions=True,
+    )
+    assert isinstance(results[1], RuntimeError)
+    assert not isinstance(results[0], BaseException) and not isinstance(results[2], BaseException)
+    assert await count(bus, "event") == before + 2
+    lone = bus.publish(draft("ses_f", "session.reasoning", {"message_id": "m1", "text": "z"}))
+    with pytest.raises(RuntimeError):
+        await lone
+    assert await count(bus, "event") == before + 2
+    [after] = await bus.publish(draft("ses_f", "session.text", {"message_id": "m1", "text": "w"}))
+    assert after.seq == 4  # no gap left by the failures
