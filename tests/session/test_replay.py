@@ -97,6 +97,7 @@ EVENTS = st.one_of(
     ),
     _event("session.execution.interrupted", reason=st.sampled_from(["user", "shutdown"])),
     _event("session.resume.exhausted", error=ERROR),
+    _event("session.deleted"),
 )
 SESSIONS = st.sampled_from(["ses_1", "ses_2"])
 REQUEST = st.lists(st.tuples(SESSIONS, EVENTS), min_size=1, max_size=4)
