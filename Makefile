@@ -10,12 +10,12 @@ WEB_SOURCES := $(shell find web/src web/public web/scripts -type f 2>/dev/null) 
 PY_BUILD_INPUTS := pyproject.toml setup.py $(wildcard native/*)
 PY_PATHS := desktop tests bench native setup.py build.spec
 
-.PHONY: run test check fix lint typecheck pytest fast-tests package setup setup-test clean
+.PHONY: run test check fix lint typecheck jstest pytest fast-tests package setup setup-test clean
 
 run: setup
 	$(BIN)/desk
 
-test: setup-test lint typecheck pytest
+test: setup-test lint typecheck jstest pytest
 
 # The quick loop while working: lint, types and every test that needs no browser, window or
 # bundle (those run in `make test`).
@@ -63,6 +63,10 @@ lint: $(STAMPS)/venv web/node_modules/.package-lock.json
 
 typecheck: $(STAMPS)/venv
 	$(BIN)/mypy
+
+# The UI's unit tests (vitest + jsdom); XSS checks stay in Chromium (tests/browser).
+jstest: web/node_modules/.package-lock.json
+	cd web && npm test --silent
 
 pytest: setup-test
 	$(BIN)/pytest -q

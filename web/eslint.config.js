@@ -6,7 +6,7 @@ export default [
   { ignores: ["dist/", "node_modules/"] },
   js.configs.recommended,
   {
-    files: ["src/**/*.js", "scripts/**/*.mjs", "*.js"],
+    files: ["src/**/*.js", "test/**/*.js", "scripts/**/*.mjs", "*.js"],
     languageOptions: {
       ecmaVersion: 2024,
       sourceType: "module",
@@ -17,7 +17,7 @@ export default [
     },
   },
   {
-    files: ["scripts/**/*.mjs", "vite.config.js", "eslint.config.js"],
+    files: ["scripts/**/*.mjs", "test/**/*.js", "vite.config.js", "eslint.config.js"],
     languageOptions: { globals: { ...globals.node } },
   },
 ];

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from desktop.config import Settings, web_dist_dir
-from desktop.server.appkeys import EVENTS, INFLIGHT, SETTINGS, STORE, TOKEN
+from desktop.server.appkeys import EVENTS, INFLIGHT, SESSIONS, SETTINGS, STORE, TOKEN
 from desktop.server.auth import make_auth_middleware
 from desktop.server.errors import error_middleware
 from desktop.server.events import EventBus
@@ -15,8 +15,13 @@ from desktop.server.hosts import HostPolicy, make_host_middleware
 from desktop.server.inflight import InFlight
 from desktop.server.provider_routes import setup_provider_routes
 from desktop.server.routes_core import api_not_found, setup_core_routes
+from desktop.server.routes_events import setup_event_routes
+from desktop.server.routes_sessions import setup_session_routes
+from desktop.server.routes_test import setup_test_routes
 from desktop.server.terminals import setup_terminals
 from desktop.server.webui import WebUI
+from desktop.session.bus import DurableBus
+from desktop.session.service import SessionService
 from desktop.store.db import Store
 
 MAX_BODY_BYTES = 4 * 1024 * 1024
@@ -39,12 +44,16 @@ def create_app(settings: Settings, *, token: str) -> web.Application:
     app[TOKEN] = token
     app[EVENTS] = EventBus()
     app[STORE] = Store(settings.database_path)
+    bus = DurableBus(app[STORE], app[EVENTS])
+    app[SESSIONS] = SessionService(bus)
     ui = WebUI(web_dist_dir(), token)
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         await app[STORE].open()
         await ui.load()
+        bus.start()
         yield
+        await bus.stop()
         await app[STORE].close()
 
     async def end_streams(app: web.Application) -> None:
@@ -53,6 +62,9 @@ def create_app(settings: Settings, *, token: str) -> web.Application:
     app.cleanup_ctx.append(lifecycle)
     app.on_shutdown.append(end_streams)
     setup_core_routes(app)
+    setup_event_routes(app)
+    setup_session_routes(app)
+    setup_test_routes(app)
     setup_terminals(app)
     setup_provider_routes(app)
     # Registered last so every real route wins; /api/ never falls through to the UI.

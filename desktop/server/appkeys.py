@@ -7,6 +7,7 @@ from aiohttp import web
 from desktop.config import Settings
 from desktop.server.events import EventBus
 from desktop.server.inflight import InFlight
+from desktop.session.service import SessionService
 from desktop.store.db import Store
 
 SETTINGS = web.AppKey("settings", Settings)
@@ -14,3 +15,4 @@ EVENTS = web.AppKey("events", EventBus)
 TOKEN = web.AppKey("token", str)
 STORE = web.AppKey("store", Store)
 INFLIGHT = web.AppKey("inflight", InFlight)
+SESSIONS = web.AppKey("sessions", SessionService)

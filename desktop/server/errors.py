@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from desktop.session.errors import SessionError
+
 log = logging.getLogger("desk.server")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -62,7 +64,7 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     """Every /api/ failure becomes a JSON error; nothing escapes as a traceback page."""
     try:
         return await handler(request)
-    except ApiError as exc:
+    except (ApiError, SessionError) as exc:
         return error_response(exc.status, exc.type, exc.message)
     except web.HTTPException as exc:
         if not request.path.startswith("/api/") or exc.status < 400:

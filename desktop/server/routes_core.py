@@ -1,4 +1,4 @@
-"""Small API routes of the service itself: health, the event stream, UI preferences."""
+"""Small API routes of the service itself: health, UI preferences."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from aiohttp import web
 import desktop
 from desktop.server.appkeys import EVENTS, STORE
 from desktop.server.errors import ApiError, data_response, read_json_object
-from desktop.server.events import connected_event, encode_event
 
 _PREF_KEY = re.compile(r"^[A-Za-z0-9._:-]{1,200}$")
 PREF_VALUE_LIMIT = 64 * 1024
@@ -26,28 +25,6 @@ async def health(request: web.Request) -> web.Response:
             "time": int(time.time() * 1000),
         }
     )
-
-
-async def event_stream(request: web.Request) -> web.StreamResponse:
-    """`GET /api/event`: Server-Sent Events until the client leaves or the service stops."""
-    bus = request.app[EVENTS]
-    sub = bus.subscribe()
-    try:
-        response = web.StreamResponse(
-            headers={
-                "Content-Type": "text/event-stream",
-                "Cache-Control": "no-cache, no-store",
-                "X-Accel-Buffering": "no",
-            }
-        )
-        await response.prepare(request)
-        kind, props = connected_event()
-        await response.write(b"retry: 1000\n" + encode_event(kind, props))
-        async for frame in sub.frames():
-            await response.write(frame)
-        return response
-    finally:
-        bus.unsubscribe(sub)
 
 
 def _pref_key(request: web.Request) -> str:
@@ -85,6 +62,5 @@ async def api_not_found(request: web.Request) -> web.Response:
 
 def setup_core_routes(app: web.Application) -> None:
     app.router.add_get("/api/health", health)
-    app.router.add_get("/api/event", event_stream)
     app.router.add_get("/api/ui/prefs/{key}", get_preference)
     app.router.add_put("/api/ui/prefs/{key}", put_preference)

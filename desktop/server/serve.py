@@ -16,6 +16,7 @@ from desktop.config import Settings
 from desktop.server.app import create_app
 from desktop.server.appkeys import INFLIGHT
 from desktop.server.auth import load_or_create_token
+from desktop.store.migrations import SchemaTooNew
 
 log = logging.getLogger("desk.server")
 # SIGTERM must end the process within 5 s: drain requests, then close what is left.
@@ -48,7 +49,11 @@ async def serve(settings: Settings, host: str, port: int) -> int:
         shutdown_timeout=SHUTDOWN_TIMEOUT,
         handle_signals=False,
     )
-    await runner.setup()
+    try:
+        await runner.setup()
+    except SchemaTooNew as exc:
+        print(f"desk serve: {exc}", file=sys.stderr)
+        return 3
     site = web.TCPSite(runner, host, port, reuse_address=True)
     try:
         await site.start()

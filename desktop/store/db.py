@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
 import peewee
 
-from desktop.store.migrations import migrate
+from desktop.store.migrations import MIGRATIONS, SchemaTooNew, migrate, too_new_message
 from desktop.store.models import Preference, database_proxy
 
 T = TypeVar("T")
@@ -27,6 +28,10 @@ _PRAGMAS = {
     "synchronous": "normal",
     "foreign_keys": 1,
     "busy_timeout": 5000,
+    # Checkpoint (and fsync) every 16 MiB of WAL rather than 4: a streaming answer rewrites
+    # the same pages many times, and fewer checkpoints write each of them back once.
+    "wal_autocheckpoint": 4096,
+    "journal_size_limit": 64 * 1024 * 1024,
 }
 
 
@@ -36,7 +41,32 @@ class Store:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="desk-store")
         self._db = peewee.SqliteDatabase(None)
 
+    @property
+    def db(self) -> peewee.SqliteDatabase:
+        """The connection, for code running on the store thread (inside `run`)."""
+        return self._db
+
+    def connection(self) -> sqlite3.Connection:
+        """The raw sqlite3 connection, for hot paths on the store thread."""
+        conn = self._db.connection()
+        assert isinstance(conn, sqlite3.Connection)
+        return conn
+
+    def _refuse_newer(self) -> None:
+        # Checked read-only before anything is set: even switching on WAL would write to a
+        # database a newer Desk owns.
+        if not self.path.exists():
+            return
+        conn = sqlite3.connect(f"{self.path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+        finally:
+            conn.close()
+        if version > len(MIGRATIONS):
+            raise SchemaTooNew(too_new_message(version))
+
     def _open(self) -> None:
+        self._refuse_newer()
         self._db.init(str(self.path), pragmas=_PRAGMAS)
         database_proxy.initialize(self._db)
         self._db.connect(reuse_if_open=True)
@@ -50,6 +80,10 @@ class Store:
     async def close(self) -> None:
         await self.run(lambda: self._db.close())
         self._executor.shutdown(wait=True)
+
+    def submit(self, fn: Callable[[], T]) -> Future[T]:
+        """Queue `fn` on the store's thread without awaiting it (the bus's writer)."""
+        return self._executor.submit(fn)
 
     async def run(self, fn: Callable[[], T]) -> T:
         """Run `fn` on the store's thread (SQLite connections are thread-bound)."""

@@ -1,8 +1,15 @@
-"""peewee models of the durable store. Bound to a database by `Store`."""
+"""peewee models of the durable store. Bound to a database by `Store`.
+
+The `event` table is the source of truth for sessions; `session`, `message` and the claim
+columns are its projection (plus the claim, which the runner sets), `inbox` holds input
+not yet taken by the runner, and `kv` holds small durable markers such as
+`job.background/<notification id>`.
+"""
 
 from __future__ import annotations
 
 import peewee
+from playhouse.sqlite_ext import AutoIncrementField
 
 database_proxy = peewee.DatabaseProxy()
 
@@ -18,3 +25,91 @@ class Preference(BaseModel):
     key = peewee.CharField(primary_key=True, max_length=200)
     value = peewee.TextField()
     updated = peewee.BigIntegerField()
+
+
+class SessionRow(BaseModel):
+    """One conversation. `time_suspended` is the runner's execution claim: set while a turn
+    runs, left set by a crash so restart recovery can resume it (`resume_attempts` is the
+    budget spent doing so)."""
+
+    id = peewee.CharField(primary_key=True, max_length=64)
+    parent = peewee.ForeignKeyField(
+        "self", null=True, column_name="parent_id", on_delete="CASCADE", backref="children"
+    )
+    title = peewee.TextField()
+    directory = peewee.TextField()
+    status = peewee.CharField(max_length=16, default="idle")  # idle | error (busy = claim)
+    created = peewee.BigIntegerField()
+    updated = peewee.BigIntegerField()
+    time_suspended = peewee.BigIntegerField(null=True)
+    resume_attempts = peewee.IntegerField(default=0)
+
+    class Meta:
+        table_name = "session"
+
+
+class EventRow(BaseModel):
+    """The append-only log. `position` is global and never reused (AUTOINCREMENT), so an
+    SSE client's Last-Event-ID stays meaningful after deletions; `seq` counts per
+    aggregate (the session) without gaps."""
+
+    position = AutoIncrementField()
+    id = peewee.CharField(unique=True, max_length=64)
+    aggregate_id = peewee.CharField(max_length=64)
+    seq = peewee.IntegerField()
+    type = peewee.CharField(max_length=100)
+    version = peewee.IntegerField(default=1)
+    created = peewee.BigIntegerField()
+    data = peewee.JSONField()
+
+    class Meta:
+        table_name = "event"
+        indexes = ((("aggregate_id", "seq"), True),)
+
+
+class MessageRow(BaseModel):
+    """A projected message; `seq` is the aggregate seq of the event that created it, so the
+    order (and every page cursor) is stable and identical after a replay."""
+
+    id = peewee.CharField(primary_key=True, max_length=64)
+    session = peewee.ForeignKeyField(
+        SessionRow, column_name="session_id", on_delete="CASCADE", backref="messages"
+    )
+    seq = peewee.IntegerField()
+    type = peewee.CharField(max_length=16)
+    data = peewee.JSONField()
+
+    class Meta:
+        table_name = "message"
+        indexes = ((("session", "seq"), True),)
+
+
+class InboxRow(BaseModel):
+    """Input waiting for the runner: `mode` queue|steer, `kind` user|synthetic. The id is the
+    message id the input becomes, so taking it twice is impossible."""
+
+    id = peewee.CharField(primary_key=True, max_length=64)
+    session = peewee.ForeignKeyField(
+        SessionRow, column_name="session_id", on_delete="CASCADE", backref="inbox"
+    )
+    mode = peewee.CharField(max_length=8)
+    kind = peewee.CharField(max_length=16)
+    data = peewee.JSONField()
+    created = peewee.BigIntegerField()
+
+    class Meta:
+        table_name = "inbox"
+        indexes = ((("session", "created"), False),)
+
+
+class KvRow(BaseModel):
+    """Small durable markers (for example `job.background/<notification id>`)."""
+
+    key = peewee.CharField(primary_key=True, max_length=300)
+    value = peewee.JSONField()
+    updated = peewee.BigIntegerField()
+
+    class Meta:
+        table_name = "kv"
+
+

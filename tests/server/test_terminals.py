@@ -283,7 +283,7 @@ async def test_terminal_events_reach_the_event_bus(api: TestClient) -> None:
 
     async def collect() -> None:
         while not any(e["type"] == "pty.deleted" for e in seen):
-            frame = await subscription.queue.get()
+            _, frame = await subscription.queue.get()  # (position, frame)
             line = frame.decode().split("data: ", 1)[1]
             seen.append(json.loads(line))
 

@@ -64,6 +64,25 @@ async def test_other_paths_get_index_with_csp(client: TestClient, path: str) -> 
     assert response.headers["Content-Security-Policy"].startswith("default-src 'self'")
 
 
+def _directives(policy: str) -> dict[str, list[str]]:
+    out = {}
+    for item in policy.split(";"):
+        name, *values = item.split()
+        out[name] = values
+    return out
+
+
+async def test_csp_allows_scripts_only_from_self_behind_trusted_types(client: TestClient) -> None:
+    response = await client.get("/")
+    policy = _directives(response.headers["Content-Security-Policy"])
+    assert policy["default-src"] == ["'self'"]
+    assert policy["script-src"] == ["'self'"]  # no unsafe-inline, unsafe-eval, wasm-unsafe-eval
+    assert policy["connect-src"] == ["'self'"]  # same-origin ws: only, not any host
+    assert policy["require-trusted-types-for"] == ["'script'"]
+    assert sorted(policy["trusted-types"]) == ["desk-sw", "dompurify"]
+    assert all("unsafe-eval" not in v for values in policy.values() for v in values)
+
+
 async def test_root_files_of_the_build_are_served(client: TestClient) -> None:
     response = await client.get("/manifest.webmanifest")
     assert response.status == 200

@@ -10,7 +10,8 @@ export class ApiError extends Error {
   }
 }
 
-export async function api(method, path, { body, headers } = {}) {
+/** The whole response payload (`{data, cursor, ...}`), for routes that say more than `data`. */
+export async function apiPayload(method, path, { body, headers } = {}) {
   const init = { method, headers: { ...headers }, credentials: "same-origin", cache: "no-store" }
   if (body !== undefined) {
     init.headers["content-type"] = "application/json"
@@ -33,5 +34,9 @@ export async function api(method, path, { body, headers } = {}) {
     const detail = payload?.error ?? {}
     throw new ApiError(response.status, detail.type ?? "http.error", detail.message ?? `HTTP ${response.status}`)
   }
-  return payload?.data ?? null
+  return payload
+}
+
+export async function api(method, path, options) {
+  return (await apiPayload(method, path, options))?.data ?? null
 }

@@ -1,5 +1,11 @@
 // The live link to the service: an EventSource on /api/event plus /api/health probes that tell
 // "service down" (offline) from "not signed in" (401) from "coming back" (reconnecting).
+//
+// Resume: every durable event carries its global position as the SSE `id`. A new EventSource
+// (we open one after every failure, to probe first) does not send Last-Event-ID, so it asks
+// for `?after=<last position>` instead and the service replays what was missed. Listeners of
+// `server.connected` learn whether the stream continued (`event.resumed`) or started afresh
+// (first connect, after `server.resync`), when state must be re-read.
 
 const BACKOFF_MS = [250, 500, 1000, 2000, 3000]
 const UNAUTHORIZED_POLL_MS = 3000
@@ -20,6 +26,7 @@ export class ServiceConnection {
     this.timer = null
     this.stateListeners = new Set()
     this.eventListeners = new Map() // event type -> Set(listener); "*" gets every event
+    this.position = null // the last durable event's position, once known
   }
 
   start() {
@@ -71,7 +78,8 @@ export class ServiceConnection {
 
   #open() {
     clearTimeout(this.timer)
-    const source = new EventSource("/api/event")
+    const resumed = this.position !== null
+    const source = new EventSource(resumed ? `/api/event?after=${this.position}` : "/api/event")
     this.source = source
     source.onmessage = (message) => {
       let event
@@ -81,9 +89,22 @@ export class ServiceConnection {
         return
       }
       if (!event || typeof event.type !== "string") return
+      // A durable event's `properties.position` is its SSE id. (MessageEvent.lastEventId
+      // cannot tell: it keeps the last id for the ephemeral events that follow it.)
+      const position = event.properties?.position
+      if (event.type !== "server.connected" && typeof event.properties?.seq === "number" && Number.isSafeInteger(position)) {
+        if (this.position !== null && position <= this.position) return // seen already
+        this.position = position
+      }
       if (event.type === "server.connected") {
+        // A fresh stream starts at the head it reports: later reconnects resume from there.
+        if (!resumed && Number.isSafeInteger(event.properties?.position)) this.position = event.properties.position
+        event.resumed = resumed
         this.attempt = 0
         this.#setState("connected")
+      } else if (event.type === "server.resync") {
+        // Events were dropped: the next stream starts afresh and listeners re-read state.
+        this.position = null
       }
       this.#emit(event)
     }

@@ -4,6 +4,7 @@ import { isOfflineReady, registerServiceWorker } from "./service-worker.js"
 import { installTestHooks } from "./test-hooks.js"
 import { setupThemeToggle } from "./theme.js"
 import { TerminalManager } from "./terminals/manager.js"
+import { mountChat } from "./chat/index.js"
 
 const $ = (id) => document.getElementById(id)
 
@@ -40,9 +41,11 @@ const terminals = new TerminalManager({
   },
 })
 
+const chat = mountChat({ connection, sidebar: $("sessions-sidebar"), chat: $("chat-area"), toggle: $("sidebar-toggle") })
+
 connection.start()
 terminals.start()
-installTestHooks({ connection, terminals, isOfflineReady })
+installTestHooks({ connection, terminals, chat, isOfflineReady })
 
 // The worker is not needed for the first paint: register it once the page has loaded.
 if (import.meta.env.PROD) {

@@ -5,6 +5,22 @@ let offlineReady = false
 const SHELL_CACHE = "desk-shell"
 const SHELL_KEY = "/index.html"
 
+// The page requires Trusted Types for script URLs (CSP `require-trusted-types-for 'script'`):
+// this policy, named in the CSP's `trusted-types`, lets exactly one URL through.
+const WORKER_URL = "/sw.js"
+let workerPolicy = null
+
+function workerScriptUrl() {
+  if (!window.trustedTypes?.createPolicy) return WORKER_URL
+  workerPolicy ??= window.trustedTypes.createPolicy("desk-sw", {
+    createScriptURL: (url) => {
+      if (url !== WORKER_URL) throw new TypeError(`desk-sw policy: refusing script URL ${url}`)
+      return url
+    },
+  })
+  return workerPolicy.createScriptURL(WORKER_URL)
+}
+
 export function isOfflineReady() {
   return offlineReady
 }
@@ -29,7 +45,7 @@ function controlled() {
 export async function registerServiceWorker() {
   if (!("serviceWorker" in navigator) || !window.isSecureContext) return false
   try {
-    await navigator.serviceWorker.register("/sw.js", { scope: "/" })
+    await navigator.serviceWorker.register(workerScriptUrl(), { scope: "/" })
     await navigator.serviceWorker.ready
     await controlled()
     // Assets fetched before the worker took control are not in its cache yet: fetch them

@@ -3,7 +3,7 @@
 
 import { groupKeyOf, groupLabel } from "./terminals/groups.js"
 
-export function installTestHooks({ connection, terminals, isOfflineReady }) {
+export function installTestHooks({ connection, terminals, chat, isOfflineReady }) {
   const tabOf = (id) => terminals.tabs.get(id ?? terminals.activeId)
 
   const describe = (tab) => ({
@@ -92,5 +92,19 @@ export function installTestHooks({ connection, terminals, isOfflineReady }) {
     newTerminal: (...group) => terminals.newTerminal(...group),
     activate: (id) => terminals.activate(id),
     echoLatency,
+    // The chat store's view: sessions, the open one, and its loaded messages.
+    chat: () => {
+      const id = chat.activeId.value
+      const thread = id ? chat.thread(id) : null
+      return {
+        sessions: chat.sessions.value.map((s) => ({ ...s })),
+        active: id,
+        state: thread?.state.value ?? null,
+        messages: thread ? thread.list() : [],
+        olderDone: thread?.older.value.done ?? null,
+        position: connection.position,
+      }
+    },
+    selectSession: (id) => chat.select(id),
   })
 }

@@ -30,15 +30,33 @@ function apply() {
   for (const listener of listeners) listener(theme)
 }
 
-const SUN =
-  '<svg viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.6" stroke-linecap="round" aria-hidden="true"><circle cx="8" cy="8" r="3"/><path d="M8 1v2M8 13v2M1 8h2M13 8h2M3 3l1.4 1.4M11.6 11.6L13 13M3 13l1.4-1.4M11.6 4.4L13 3"/></svg>'
-const MOON =
-  '<svg viewBox="0 0 16 16" fill="none" stroke="currentColor" stroke-width="1.6" stroke-linejoin="round" aria-hidden="true"><path d="M13.5 10.5A6 6 0 0 1 5.5 2.5a6 6 0 1 0 8 8z"/></svg>'
+// Built as DOM, not markup: the page requires Trusted Types for HTML sinks.
+const SVG_NS = "http://www.w3.org/2000/svg"
+
+function svg(attributes, children) {
+  const node = document.createElementNS(SVG_NS, "svg")
+  for (const [name, value] of Object.entries({ viewBox: "0 0 16 16", fill: "none", stroke: "currentColor", "stroke-width": "1.6", "aria-hidden": "true", ...attributes })) {
+    node.setAttribute(name, value)
+  }
+  for (const [tag, attrs] of children) {
+    const child = document.createElementNS(SVG_NS, tag)
+    for (const [name, value] of Object.entries(attrs)) child.setAttribute(name, value)
+    node.append(child)
+  }
+  return node
+}
+
+const SUN = () =>
+  svg({ "stroke-linecap": "round" }, [
+    ["circle", { cx: "8", cy: "8", r: "3" }],
+    ["path", { d: "M8 1v2M8 13v2M1 8h2M13 8h2M3 3l1.4 1.4M11.6 11.6L13 13M3 13l1.4-1.4M11.6 4.4L13 3" }],
+  ])
+const MOON = () => svg({ "stroke-linejoin": "round" }, [["path", { d: "M13.5 10.5A6 6 0 0 1 5.5 2.5a6 6 0 1 0 8 8z" }]])
 
 export function setupThemeToggle(button) {
   const render = () => {
     const next = currentTheme() === "dark" ? "light" : "dark"
-    button.innerHTML = next === "dark" ? MOON : SUN
+    button.replaceChildren(next === "dark" ? MOON() : SUN())
     button.setAttribute("aria-label", `Switch to ${next} theme`)
     button.title = `Switch to ${next} theme`
   }

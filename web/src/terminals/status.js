@@ -1,21 +1,40 @@
 // Tab status: one state per tab, drawn as an icon whose *shape* differs per state (colour only
 // reinforces it) and whose accessible name says the state.
 
+// Each shape as [tag, attributes] pairs, built with createElementNS: the page requires
+// Trusted Types for HTML sinks.
 const PATHS = {
   // ">_" prompt: a running shell with nothing new to see
-  running: '<path d="M3 4.5l3.5 3.5L3 11.5"/><path d="M8.5 12h4.5"/>',
+  running: [["path", { d: "M3 4.5l3.5 3.5L3 11.5" }], ["path", { d: "M8.5 12h4.5" }]],
   // solid disc: unseen output
-  activity: '<circle cx="8" cy="8" r="4.5" fill="currentColor" stroke="none"/>',
+  activity: [["circle", { cx: "8", cy: "8", r: "4.5", fill: "currentColor", stroke: "none" }]],
   // bell
-  bell: '<path d="M4 11V7.5a4 4 0 0 1 8 0V11l1.2 1.2H2.8z"/><path d="M6.8 14h2.4"/>',
+  bell: [["path", { d: "M4 11V7.5a4 4 0 0 1 8 0V11l1.2 1.2H2.8z" }], ["path", { d: "M6.8 14h2.4" }]],
   // check mark: exited with code 0
-  "exited-ok": '<path d="M3 8.5l3.2 3.2L13 4.8"/>',
+  "exited-ok": [["path", { d: "M3 8.5l3.2 3.2L13 4.8" }]],
   // cross: exited with an error code
-  "exited-error": '<path d="M4 4l8 8M12 4l-8 8"/>',
+  "exited-error": [["path", { d: "M4 4l8 8M12 4l-8 8" }]],
   // open arc with an arrow head: reconnecting
-  reconnecting: '<path d="M13 8a5 5 0 1 1-1.6-3.7"/><path d="M11.8 1.8l-.3 2.8 2.8.2"/>',
+  reconnecting: [["path", { d: "M13 8a5 5 0 1 1-1.6-3.7" }], ["path", { d: "M11.8 1.8l-.3 2.8 2.8.2" }]],
   // eye: view only, another window is in control
-  "view-only": '<path d="M1.5 8S4 3.5 8 3.5 14.5 8 14.5 8 12 12.5 8 12.5 1.5 8 1.5 8z"/><circle cx="8" cy="8" r="1.8"/>',
+  "view-only": [
+    ["path", { d: "M1.5 8S4 3.5 8 3.5 14.5 8 14.5 8 12 12.5 8 12.5 1.5 8 1.5 8z" }],
+    ["circle", { cx: "8", cy: "8", r: "1.8" }],
+  ],
+}
+const SVG_NS = "http://www.w3.org/2000/svg"
+
+function iconSvg(status) {
+  const svg = document.createElementNS(SVG_NS, "svg")
+  svg.setAttribute("viewBox", "0 0 16 16")
+  svg.setAttribute("aria-hidden", "true")
+  svg.setAttribute("focusable", "false")
+  for (const [tag, attributes] of PATHS[status] ?? []) {
+    const shape = document.createElementNS(SVG_NS, tag)
+    for (const [name, value] of Object.entries(attributes)) shape.setAttribute(name, value)
+    svg.append(shape)
+  }
+  return svg
 }
 
 export function statusOf(tab) {
@@ -54,7 +73,7 @@ export function statusLabel(status, tab) {
 export function renderStatusIcon(element, status, label) {
   if (element.dataset.status !== status) {
     element.dataset.status = status
-    element.innerHTML = `<svg viewBox="0 0 16 16" aria-hidden="true" focusable="false">${PATHS[status]}</svg>`
+    element.replaceChildren(iconSvg(status))
   }
   element.setAttribute("aria-label", label)
   element.title = label

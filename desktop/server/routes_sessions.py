@@ -1,0 +1,171 @@
+"""Session routes: sessions, their messages and log, prompts (`/api/session...`).
+
+Thin: each handler checks the request's shape (every bad field is a 400 naming it) and
+calls the `SessionService`, whose errors map one-to-one to the API's error types.
+"""
+
+from __future__ import annotations
+
+import re
+
+from aiohttp import web
+
+from desktop.server.appkeys import SESSIONS
+from desktop.server.errors import ApiError, data_response, read_json_object
+from desktop.session.schema import ID, MAX_DIRECTORY, MAX_TEXT, MAX_TITLE
+from desktop.session.service import DEFAULT_PAGE, MAX_LOG_PAGE, MAX_PAGE, SessionService
+
+_NUMBER = re.compile(r"^[0-9]{1,15}$")
+
+
+def _invalid(message: str) -> ApiError:
+    return ApiError(400, "request.invalid", message)
+
+
+def _service(request: web.Request) -> SessionService:
+    return request.app[SESSIONS]
+
+
+def _id(request: web.Request, name: str) -> str:
+    value = request.match_info[name]
+    if not ID.match(value):
+        # Not a syntax error from the caller's view: no such thing exists.
+        if name == "id":
+            raise ApiError(404, "session.not_found", f"No session {value!r}.")
+        raise ApiError(404, "session.message_not_found", f"No message {value!r}.")
+    return value
+
+
+def _query_int(
+    request: web.Request, name: str, default: int | None, low: int, high: int
+) -> int | None:
+    raw = request.query.get(name)
+    if raw is None or raw == "":
+        return default
+    if not _NUMBER.match(raw) or not low <= int(raw) <= high:
+        raise _invalid(f"{name} must be an integer from {low} to {high}.")
+    return int(raw)
+
+
+def _optional_str(body: dict[str, object], name: str, limit: int) -> str | None:
+    value = body.get(name)
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > limit:
+        raise _invalid(f"{name} must be a string of at most {limit} characters.")
+    return value
+
+
+def _only(body: dict[str, object], *names: str) -> None:
+    unknown = set(body) - set(names)
+    if unknown:
+        raise _invalid(f"Unknown field(s): {', '.join(sorted(unknown))}.")
+
+
+async def create_session(request: web.Request) -> web.Response:
+    body = await read_json_object(request)
+    _only(body, "title", "parent_id", "directory")
+    title = _optional_str(body, "title", MAX_TITLE)
+    directory = _optional_str(body, "directory", MAX_DIRECTORY)
+    parent_id = _optional_str(body, "parent_id", 64)
+    if parent_id is not None and not ID.match(parent_id):
+        raise _invalid("parent_id must be a session id.")
+    if directory == "":
+        raise _invalid("directory must not be empty.")
+    session = await _service(request).create(title=title, directory=directory, parent_id=parent_id)
+    return data_response(session, status=201)
+
+
+async def list_sessions(request: web.Request) -> web.Response:
+    return data_response(await _service(request).list_sessions())
+
+
+async def get_session(request: web.Request) -> web.Response:
+    return data_response(await _service(request).get(_id(request, "id")))
+
+
+async def patch_session(request: web.Request) -> web.Response:
+    session_id = _id(request, "id")
+    body = await read_json_object(request)
+    _only(body, "title")
+    title = body.get("title")
+    if not isinstance(title, str) or not title.strip() or len(title) > MAX_TITLE:
+        raise _invalid(f"title must be a non-empty string of at most {MAX_TITLE} characters.")
+    return data_response(await _service(request).rename(session_id, title))
+
+
+async def delete_session(request: web.Request) -> web.Response:
+    await _service(request).delete(_id(request, "id"))
+    return web.Response(status=204)
+
+
+async def list_messages(request: web.Request) -> web.Response:
+    session_id = _id(request, "id")
+    limit = _query_int(request, "limit", DEFAULT_PAGE, 1, MAX_PAGE)
+    before = _query_int(request, "before", None, 0, 10**15)
+    after = _query_int(request, "after", None, 0, 10**15)
+    if before is not None and after is not None:
+        raise _invalid("Give before or after, not both.")
+    assert limit is not None
+    page = await _service(request).messages(session_id, limit=limit, before=before, after=after)
+    return web.json_response(
+        {
+            "data": page.messages,
+            "cursor": {"previous": page.previous, "next": page.next},
+            "seq": page.seq,
+        }
+    )
+
+
+async def get_message(request: web.Request) -> web.Response:
+    found, seq = await _service(request).message_at(_id(request, "id"), _id(request, "mid"))
+    return web.json_response({"data": found, "seq": seq})
+
+
+async def patch_message(request: web.Request) -> web.Response:
+    session_id, message_id = _id(request, "id"), _id(request, "mid")
+    body = await read_json_object(request)
+    _only(body, "content")
+    if "content" not in body:
+        raise _invalid('The body must be {"content": [...]}.')
+    service = _service(request)
+    updated, seq = await service.update_message(session_id, message_id, body["content"])
+    return web.json_response({"data": updated, "seq": seq})
+
+
+async def session_log(request: web.Request) -> web.Response:
+    session_id = _id(request, "id")
+    after = _query_int(request, "after", 0, 0, 10**15)
+    limit = _query_int(request, "limit", MAX_LOG_PAGE, 1, MAX_LOG_PAGE)
+    assert after is not None and limit is not None
+    events = await _service(request).log(session_id, after=after, limit=limit)
+    return data_response([e.to_json() for e in events])
+
+
+async def prompt(request: web.Request) -> web.Response:
+    session_id = _id(request, "id")
+    body = await read_json_object(request)
+    _only(body, "text", "mode")
+    text = body.get("text")
+    if not isinstance(text, str) or not text.strip() or len(text) > MAX_TEXT:
+        raise _invalid(f"text must be a non-empty string of at most {MAX_TEXT} characters.")
+    mode = body.get("mode", "queue")
+    if mode not in ("queue", "steer"):
+        raise _invalid("mode must be 'queue' or 'steer'.")
+    assert isinstance(mode, str)
+    message_id = await _service(request).prompt(session_id, text, mode)
+    return data_response({"message_id": message_id}, status=202)
+
+
+def setup_session_routes(app: web.Application) -> None:
+    r = app.router
+    r.add_post("/api/session", create_session)
+    r.add_get("/api/session", list_sessions)
+    r.add_get("/api/session/{id}", get_session)
+    r.add_patch("/api/session/{id}", patch_session)
+    r.add_delete("/api/session/{id}", delete_session)
+    r.add_get("/api/session/{id}/message", list_messages)
+    r.add_get("/api/session/{id}/message/{mid}", get_message)
+    r.add_patch("/api/session/{id}/message/{mid}", patch_message)
+    r.add_get("/api/session/{id}/log", session_log)
+    r.add_post("/api/session/{id}/prompt", prompt)

@@ -1,0 +1,65 @@
+"""Errors of the session engine, each with the HTTP status and type the API answers.
+
+The engine does not import the server; the server maps `SessionError` to its JSON error
+shape one-to-one, so the API's error names live here, next to the rules that raise them.
+"""
+
+from __future__ import annotations
+
+
+class SessionError(Exception):
+    def __init__(self, status: int, type: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.type = type
+        self.message = message
+
+
+def invalid(message: str) -> SessionError:
+    return SessionError(400, "request.invalid", message)
+
+
+def session_not_found(session_id: str) -> SessionError:
+    return SessionError(404, "session.not_found", f"No session {session_id!r}.")
+
+
+def message_not_found(session_id: str, message_id: str) -> SessionError:
+    return SessionError(
+        404, "session.message_not_found", f"No message {message_id!r} in session {session_id!r}."
+    )
+
+
+def message_not_assistant(message_id: str) -> SessionError:
+    return SessionError(
+        400,
+        "session.message_not_assistant",
+        f"Message {message_id!r} is not an assistant message; only those can be edited.",
+    )
+
+
+def message_tool_incomplete(message_id: str) -> SessionError:
+    return SessionError(
+        400,
+        "session.message_tool_incomplete",
+        f"The new content of {message_id!r} has a tool part still streaming or running.",
+    )
+
+
+def message_incomplete(message_id: str) -> SessionError:
+    return SessionError(
+        409,
+        "session.message_incomplete",
+        f"Assistant message {message_id!r} is not completed yet.",
+    )
+
+
+def busy(session_id: str) -> SessionError:
+    return SessionError(409, "session.busy", f"Session {session_id!r} is busy; try when idle.")
+
+
+class ProjectionError(Exception):
+    """An event its projection cannot apply; the append is rolled back with it."""
+
+    def __init__(self, error: SessionError) -> None:
+        super().__init__(error.message)
+        self.error = error

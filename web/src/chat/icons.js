@@ -1,0 +1,31 @@
+// Status icons told apart by shape (colour only reinforces), each with an accessible name.
+import { html } from "./html.js"
+
+const SESSION = {
+  // hollow ring: nothing running
+  idle: html`<circle cx="8" cy="8" r="4.5" />`,
+  // three dots: working
+  busy: html`<circle cx="3.5" cy="8" r="1.4" fill="currentColor" stroke="none" /><circle cx="8" cy="8" r="1.4" fill="currentColor" stroke="none" /><circle cx="12.5" cy="8" r="1.4" fill="currentColor" stroke="none" />`,
+  // triangle with a bar: failed
+  error: html`<path d="M8 2.2L14.2 13H1.8z" /><path d="M8 6.4v3.2M8 11.2v.4" />`,
+}
+export const SESSION_LABEL = { idle: "Idle", busy: "Busy", error: "Error" }
+
+const TOOL = {
+  streaming: html`<path d="M2.5 8h2M7 8h2M11.5 8h2" />`, // dashes: input still arriving
+  running: html`<path d="M13 8a5 5 0 1 1-1.6-3.7" /><path d="M11.8 1.8l-.3 2.8 2.8.2" />`, // arc: running
+  completed: html`<path d="M3 8.5l3.2 3.2L13 4.8" />`, // check
+  error: html`<path d="M4 4l8 8M12 4l-8 8" />`, // cross
+}
+export const TOOL_LABEL = { streaming: "Preparing", running: "Running", completed: "Completed", error: "Failed" }
+
+function icon(paths, status, label, className) {
+  return html`<span class=${className} data-status=${status} role="img" aria-label=${label} title=${label}>
+    <svg viewBox="0 0 16 16" aria-hidden="true" focusable="false">${paths[status] ?? paths.idle ?? null}</svg>
+  </span>`
+}
+
+export const SessionStatusIcon = ({ status }) =>
+  icon(SESSION, SESSION[status] ? status : "idle", SESSION_LABEL[status] ?? "Idle", "session-status")
+
+export const ToolStatusIcon = ({ status }) => icon(TOOL, TOOL[status] ? status : "running", TOOL_LABEL[status] ?? status, "tool-status")

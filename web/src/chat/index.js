@@ -1,0 +1,57 @@
+// Mounts the chat: one store, fed by the app's one event stream, rendered into two roots (the
+// sidebar and the chat area). The terminals keep their own imperative root.
+
+import { effect, signal } from "@preact/signals"
+import { render } from "preact"
+import { apiPayload } from "../api.js"
+import { ChatView } from "./chat-view.js"
+import { html } from "./html.js"
+import { clampWidth, layout, setLayout, Sidebar } from "./sidebar.js"
+import { createChatStore } from "./store.js"
+import "./chat.css"
+
+const ACTIVE_KEY = "desk.chat.active"
+
+export function mountChat({ connection, sidebar, chat, toggle }) {
+  const store = createChatStore({
+    request: (method, path, body) => apiPayload(method, path, body === undefined ? {} : { body }),
+  })
+  connection.on("*", (properties, event) => store.handle(event.type, properties))
+  // A stream that did not resume (first connect, after server.resync) may have missed
+  // events: re-read what is shown. A resumed stream replays what it missed.
+  connection.on("server.connected", (_properties, event) => {
+    if (!event.resumed) store.resync().then(restoreActive)
+  })
+
+  let restored = false
+  const restoreActive = () => {
+    if (restored) return
+    restored = true
+    const saved = localStorage.getItem(ACTIVE_KEY)
+    if (saved && store.sessions.value.some((s) => s.id === saved)) store.select(saved)
+  }
+  effect(() => {
+    const id = store.activeId.value
+    chat.hidden = !id
+    if (!restored) return
+    if (id) localStorage.setItem(ACTIVE_KEY, id)
+    else localStorage.removeItem(ACTIVE_KEY)
+  })
+
+  const viewport = signal(innerWidth)
+  addEventListener("resize", () => (viewport.value = innerWidth))
+  effect(() => {
+    viewport.value // the clamp depends on the window's width
+    const { width, collapsed } = layout.value
+    sidebar.hidden = collapsed
+    sidebar.style.setProperty("--sidebar-width", `${clampWidth(width)}px`)
+    toggle.setAttribute("aria-expanded", String(!collapsed))
+    toggle.setAttribute("aria-label", collapsed ? "Show sessions" : "Hide sessions")
+    toggle.title = collapsed ? "Show sessions" : "Hide sessions"
+  })
+  toggle.addEventListener("click", () => setLayout({ collapsed: !layout.value.collapsed }))
+
+  render(html`<${Sidebar} store=${store} nav=${sidebar} />`, sidebar)
+  render(html`<${ChatView} store=${store} />`, chat)
+  return store
+}

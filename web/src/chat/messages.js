@@ -1,0 +1,137 @@
+// One message of the chat: user, synthetic (collapsed, with its description), assistant
+// (Markdown text, collapsed reasoning, collapsible tool parts, inline editing).
+
+import { useLayoutEffect, useRef, useState } from "preact/hooks"
+import { editable } from "./apply.js"
+import { html } from "./html.js"
+import { ToolStatusIcon } from "./icons.js"
+import { decorate, renderMarkdown, StreamingMarkdown } from "./markdown.js"
+
+/** Assistant Markdown; `streaming` renders block-wise per animation frame, else all at once. */
+export function Markdown({ text, streaming = false }) {
+  const ref = useRef(null)
+  const stream = useRef(null)
+  useLayoutEffect(() => {
+    const element = ref.current
+    if (streaming) {
+      stream.current ??= new StreamingMarkdown(element)
+      stream.current.update(text)
+      return
+    }
+    if (stream.current) {
+      stream.current.finish(text)
+      stream.current = null
+      return
+    }
+    element.innerHTML = renderMarkdown(text) // renderMarkdown = markdown-it + sanitize()
+    decorate(element)
+  }, [text, streaming])
+  return html`<div class="markdown" ref=${ref}></div>`
+}
+
+function brief(input) {
+  if (typeof input === "string") return input.slice(0, 120)
+  if (!input || typeof input !== "object") return ""
+  const first = Object.values(input).find((v) => typeof v === "string")
+  return (first ?? JSON.stringify(input)).slice(0, 120)
+}
+
+function ToolPart({ part }) {
+  const [open, setOpen] = useState(false)
+  const status = part.state?.status ?? "running"
+  const input = part.state?.input
+  return html`<details class="part-tool" data-status=${status} onToggle=${(e) => setOpen(e.currentTarget.open)}>
+    <summary>
+      <${ToolStatusIcon} status=${status} />
+      <span class="tool-name">${part.name}</span>
+      <span class="tool-brief">${brief(input)}</span>
+    </summary>
+    ${open &&
+    html`<div class="tool-body">
+      <div class="tool-label">Input</div>
+      <pre class="plain">${typeof input === "string" ? input : JSON.stringify(input, null, 2)}</pre>
+      ${part.state?.content !== undefined &&
+      html`<div class="tool-label">Output</div>
+        <pre class="plain">${part.state.content}</pre>`}
+      ${part.state?.error && html`<div class="tool-label">Error</div><pre class="plain tool-error">${part.state.error.message}</pre>`}
+    </div>`}
+  </details>`
+}
+
+function Part({ part }) {
+  if (part.type === "text") return html`<${Markdown} text=${part.text} />`
+  if (part.type === "reasoning")
+    return html`<details class="part-reasoning"><summary>Reasoning</summary><div class="plain">${part.text}</div></details>`
+  if (part.type === "tool") return html`<${ToolPart} part=${part} />`
+  return null
+}
+
+function Editor({ message, onSave, onCancel }) {
+  const [texts, setTexts] = useState(() => message.content.map((p) => (p.type === "text" ? p.text : null)))
+  const [error, setError] = useState(null)
+  const [saving, setSaving] = useState(false)
+  const save = async (event) => {
+    event.preventDefault()
+    setSaving(true)
+    try {
+      await onSave(message.content.map((p, i) => (p.type === "text" ? { ...p, text: texts[i] } : p)))
+    } catch (e) {
+      setError(e.message)
+      setSaving(false)
+    }
+  }
+  return html`<form class="message-editor" onSubmit=${save}>
+    ${message.content.map((part, i) =>
+      part.type === "text"
+        ? html`<textarea key=${i} aria-label="Message text" rows=${Math.min(20, part.text.split("\n").length + 1)} value=${texts[i]}
+            onInput=${(e) => setTexts(texts.map((t, j) => (j === i ? e.currentTarget.value : t)))}></textarea>`
+        : html`<${Part} key=${i} part=${part} />`,
+    )}
+    ${error && html`<p class="form-error" role="alert">${error}</p>`}
+    <div class="dialog-buttons">
+      <button type="button" onClick=${onCancel}>Cancel</button>
+      <button type="submit" class="primary" disabled=${saving}>Save</button>
+    </div>
+  </form>`
+}
+
+function AssistantMessage({ message, thread, store, busy }) {
+  const [editing, setEditing] = useState(false)
+  const live = !message.time?.completed
+  // Subscribes while live, so the first delta re-renders this message.
+  const streamed = live ? thread.streamOf(message.id).value : ""
+  const canEdit = editable(message) && !busy && message.content.some((p) => p.type === "text")
+  return html`<article class="message msg-assistant" data-id=${message.id} aria-busy=${live ? "true" : undefined}>
+    <header class="message-meta">
+      <span class="message-role">${message.agent || "Assistant"}</span>
+      ${message.model?.id && html`<span class="message-model">${message.model.id}</span>`}
+      <span class="header-spacer"></span>
+      ${canEdit && !editing && html`<button type="button" class="link-button message-edit" onClick=${() => setEditing(true)}>Edit</button>`}
+    </header>
+    ${editing
+      ? html`<${Editor} message=${message} onCancel=${() => setEditing(false)}
+          onSave=${async (content) => {
+            await store.editMessage(thread.sessionId, message.id, content)
+            setEditing(false)
+          }} />`
+      : message.content.map((part, i) => html`<${Part} key=${part.id ?? i} part=${part} />`)}
+    ${live && streamed && html`<${Markdown} text=${streamed} streaming=${true} />`}
+    ${message.error && html`<p class="message-error" role="alert">${message.error.message}</p>`}
+  </article>`
+}
+
+/**
+ * Reads its message's own signal, so a live change re-renders this message alone; with equal
+ * props a list re-render skips it (@preact/signals' shouldComponentUpdate compares them).
+ */
+export function MessageItem({ sig, thread, store, busy }) {
+  const message = sig.value
+  if (message.type === "user")
+    return html`<article class="message msg-user" data-id=${message.id}><div class="plain">${message.text}</div></article>`
+  if (message.type === "synthetic")
+    return html`<article class="message msg-synthetic" data-id=${message.id}>
+      <details><summary>${message.description || "Synthetic message"}</summary><div class="plain">${message.text}</div></details>
+    </article>`
+  if (message.type === "assistant") return html`<${AssistantMessage} message=${message} thread=${thread} store=${store} busy=${busy} />`
+  return null
+}

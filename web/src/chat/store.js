@@ -1,0 +1,338 @@
+// The chat's one signals store: sessions and their messages, fed by page reads and by the live
+// event stream, without either losing what the other brought.
+//
+// Merging rule. Every message remembers the session `seq` its state is known at ("known"):
+// a live event sets it to the event's seq, a page read to the seq the server read the page at
+// (the response's `seq`). A read never overwrites a message a newer live event changed, and a
+// live event the read already contained is not applied again (appends like `session.text`
+// would otherwise show twice). A server that does not send `seq` gets the seq of the last live
+// event applied when the read started: events that arrive during the read then win.
+
+import { batch, computed, signal } from "@preact/signals"
+import { CREATE, STATUS, TOUCH, UPDATE } from "./apply.js"
+
+export const PAGE_SIZE = 50
+
+const byCreatedDesc = (a, b) => (b.time?.created ?? 0) - (a.time?.created ?? 0)
+const enc = encodeURIComponent
+
+export class Thread {
+  constructor(sessionId) {
+    this.sessionId = sessionId
+    this.ids = signal([]) // message ids, oldest first
+    this.messages = new Map() // id -> signal(message)
+    this.known = new Map() // id -> session seq the message's state is known at
+    this.seq = 0 // the highest seq of this session's live events applied
+    this.state = signal("idle") // idle | loading | ready | error
+    this.error = signal(null)
+    this.older = signal({ cursor: null, loading: false, done: true })
+    // Slots for the agent issue: text streamed by ephemeral deltas, and the retry banner.
+    this.streaming = new Map() // message id -> signal(text not yet in a durable part)
+    this.retry = signal(null)
+  }
+
+  message(id) {
+    return this.messages.get(id)?.value ?? null
+  }
+
+  list() {
+    return this.ids.value.map((id) => this.messages.get(id).value)
+  }
+
+  streamOf(id) {
+    let text = this.streaming.get(id)
+    if (!text) this.streaming.set(id, (text = signal("")))
+    return text
+  }
+
+  /**
+   * Page rows read at session seq `readSeq` join the thread. Rows the thread lacks go before
+   * the ones it has: a page is older than every message that arrived live while it was read.
+   */
+  merge(rows, readSeq) {
+    const added = []
+    for (const row of rows) {
+      const current = this.messages.get(row.id)
+      if (!current) {
+        this.messages.set(row.id, signal(row))
+        added.push(row.id)
+      } else if ((this.known.get(row.id) ?? -1) > readSeq) {
+        continue // a newer live event changed it
+      } else {
+        current.value = row
+      }
+      this.known.set(row.id, readSeq)
+    }
+    if (added.length) this.ids.value = [...added, ...this.ids.value]
+  }
+
+  /** Applies one durable event of this session; returns true when a message changed. */
+  apply(event) {
+    if (event.seq <= this.seq) return false // replayed or duplicated: already applied
+    this.seq = event.seq
+    const id = event.data?.message_id
+    if (event.type === "session.retry.scheduled") this.retry.value = { ...event.data, created: event.created }
+    else if (event.type === "session.step.ended" || event.type === "session.step.started") this.retry.value = null
+    if (!id || this.state.value === "idle") return false // not loaded: a later read brings it
+    const current = this.messages.get(id)
+    if (!current) {
+      const create = CREATE[event.type]
+      if (!create) return false // a message on a page not loaded yet
+      this.messages.set(id, signal(create(event)))
+      this.known.set(id, event.seq)
+      this.ids.value = [...this.ids.value, id]
+      return true
+    }
+    const update = UPDATE[event.type]
+    if (!update || (this.known.get(id) ?? -1) >= event.seq) return false
+    const draft = structuredClone(current.value)
+    if (!update(draft, event)) return false
+    batch(() => {
+      current.value = draft
+      this.known.set(id, event.seq)
+      // The durable text part now holds what the deltas streamed.
+      const streamed = this.streaming.get(id)
+      if (streamed && (event.type === "session.text" || event.type === "session.step.ended")) streamed.value = ""
+    })
+    return true
+  }
+}
+
+/**
+ * `request(method, path, body)` resolves with the whole response payload (`{data, ...}`) or
+ * throws an ApiError; the store never touches the network otherwise.
+ */
+export function createChatStore({ request }) {
+  const sessions = signal([]) // newest first
+  const activeId = signal(null)
+  const listState = signal("idle")
+  const threads = new Map()
+  // Session list merging: a list read never undoes a live change made after it started.
+  let sessionClock = 0
+  const sessionTouched = new Map() // id -> clock of the last live change
+  const deleted = new Set()
+
+  const active = computed(() => sessions.value.find((s) => s.id === activeId.value) ?? null)
+  const recentFolders = computed(() => {
+    const seen = new Set()
+    const sorted = [...sessions.value].sort((a, b) => (b.time?.updated ?? 0) - (a.time?.updated ?? 0))
+    for (const s of sorted) if (s.directory) seen.add(s.directory)
+    return [...seen].slice(0, 10)
+  })
+
+  function thread(id) {
+    let t = threads.get(id)
+    if (!t) threads.set(id, (t = new Thread(id)))
+    return t
+  }
+
+  function upsertSession(session, { live = true } = {}) {
+    if (live) sessionTouched.set(session.id, ++sessionClock)
+    const list = sessions.value.filter((s) => s.id !== session.id)
+    const previous = sessions.value.find((s) => s.id === session.id)
+    list.push(previous ? { ...previous, ...session, time: { ...previous.time, ...session.time } } : session)
+    sessions.value = list.sort(byCreatedDesc)
+  }
+
+  function changeSession(id, change) {
+    const previous = sessions.value.find((s) => s.id === id)
+    if (!previous) return
+    sessionTouched.set(id, ++sessionClock)
+    sessions.value = sessions.value.map((s) => (s.id === id ? change({ ...s, time: { ...s.time } }) : s))
+  }
+
+  function removeSession(id) {
+    deleted.add(id)
+    sessionTouched.set(id, ++sessionClock)
+    sessions.value = sessions.value.filter((s) => s.id !== id)
+    threads.delete(id)
+    if (activeId.value === id) activeId.value = null
+  }
+
+  async function loadSessions() {
+    const started = sessionClock
+    listState.value = "loading"
+    try {
+      const { data } = await request("GET", "/api/session")
+      batch(() => {
+        const fresh = new Map(data.map((s) => [s.id, s]))
+        const kept = sessions.value.filter((s) => (sessionTouched.get(s.id) ?? 0) > started || fresh.has(s.id))
+        const merged = kept.map((s) => ((sessionTouched.get(s.id) ?? 0) > started ? s : fresh.get(s.id)))
+        for (const s of data) {
+          if (deleted.has(s.id) && (sessionTouched.get(s.id) ?? 0) > started) continue
+          if (!merged.some((m) => m.id === s.id)) merged.push(s)
+        }
+        sessions.value = merged.sort(byCreatedDesc)
+        listState.value = "ready"
+      })
+    } catch (error) {
+      listState.value = "error"
+      throw error
+    }
+  }
+
+  async function readPage(t, where) {
+    const before = where === "older" ? t.older.value.cursor : null
+    const query = new URLSearchParams({ limit: String(PAGE_SIZE) })
+    if (before !== null && before !== undefined) query.set("before", String(before))
+    const startSeq = t.seq
+    const payload = await request("GET", `/api/session/${enc(t.sessionId)}/message?${query}`)
+    const readSeq = typeof payload.seq === "number" ? payload.seq : startSeq
+    batch(() => {
+      t.merge(payload.data ?? [], readSeq)
+      const cursor = payload.cursor?.previous ?? null
+      // The first read decides where older pages start; a later latest-page read (a resync)
+      // must not move the cursor of pages already loaded.
+      if (where === "older" || t.older.value.cursor === null || t.state.value !== "ready") {
+        t.older.value = { cursor, loading: false, done: cursor === null || (payload.data ?? []).length === 0 }
+      }
+    })
+  }
+
+  /** Loads the latest page unless the thread is loaded (or loading); `force` reloads it. */
+  async function openThread(id, { force = false } = {}) {
+    const t = thread(id)
+    if (!force && t.state.value !== "idle" && t.state.value !== "error") return t
+    t.state.value = "loading"
+    t.error.value = null
+    try {
+      await readPage(t, "latest")
+      t.state.value = "ready"
+    } catch (error) {
+      t.error.value = error.message
+      t.state.value = "error"
+    }
+    return t
+  }
+
+  async function loadOlder(id) {
+    const t = thread(id)
+    const older = t.older.value
+    if (older.loading || older.done || t.state.value !== "ready") return false
+    t.older.value = { ...older, loading: true }
+    try {
+      await readPage(t, "older")
+      return true
+    } catch (error) {
+      t.older.value = { ...older, loading: false }
+      t.error.value = error.message
+      return false
+    }
+  }
+
+  function select(id) {
+    activeId.value = id
+    if (id) openThread(id)
+  }
+
+  // ---- live events -------------------------------------------------------------------------
+
+  function applyDurable(event) {
+    const sid = event.session_id ?? event.aggregate_id
+    if (!sid) return
+    const { type, data = {}, created } = event
+    batch(() => {
+      if (type === "session.created") {
+        deleted.delete(sid)
+        upsertSession({
+          id: sid,
+          title: data.title,
+          directory: data.directory,
+          parent_id: data.parent_id ?? null,
+          status: "idle",
+          time: { created, updated: created },
+        })
+      } else if (type === "session.deleted") {
+        removeSession(sid)
+        return
+      } else if (type === "session.updated") {
+        changeSession(sid, (s) => ((s.title = data.title), s))
+      }
+      if (STATUS[type]) changeSession(sid, (s) => ((s.status = STATUS[type]), s))
+      if (TOUCH.has(type)) changeSession(sid, (s) => ((s.time.updated = Math.max(s.time.updated ?? 0, created)), s))
+      threads.get(sid)?.apply(event)
+    })
+  }
+
+  function applyEphemeral(type, properties) {
+    const data = properties.data ?? properties
+    const sid = properties.session_id ?? data.session_id
+    if (!sid) return
+    if (type === "session.status" && data.status) {
+      changeSession(sid, (s) => ((s.status = data.status), s))
+    } else if (type === "session.text.delta" && data.message_id) {
+      const text = thread(sid).streamOf(data.message_id)
+      text.value += data.delta ?? ""
+    }
+  }
+
+  /** One event from the stream: durable ones carry `seq` and `data` (Event.to_json()). */
+  function handle(type, properties) {
+    if (!properties || typeof properties !== "object") return
+    if (typeof properties.seq === "number" && properties.data && typeof properties.data === "object") {
+      applyDurable({ ...properties, type: properties.type ?? type })
+    } else {
+      applyEphemeral(type, properties)
+    }
+  }
+
+  /** After missed events (a resync): re-read the list and every loaded thread. */
+  async function resync() {
+    const open = [...threads.values()].filter((t) => t.state.value !== "idle")
+    threads.clear()
+    await loadSessions().catch(() => null)
+    await Promise.all(open.map((t) => openThread(t.sessionId)))
+  }
+
+  // ---- actions -----------------------------------------------------------------------------
+
+  async function createSession({ title, directory } = {}) {
+    const body = {}
+    if (title) body.title = title
+    if (directory) body.directory = directory
+    const { data } = await request("POST", "/api/session", body)
+    upsertSession(data, { live: false })
+    return data
+  }
+
+  async function renameSession(id, title) {
+    const { data } = await request("PATCH", `/api/session/${enc(id)}`, { title })
+    if (data) changeSession(id, (s) => ({ ...s, title: data.title ?? title }))
+    return data
+  }
+
+  async function deleteSession(id) {
+    await request("DELETE", `/api/session/${enc(id)}`)
+    removeSession(id)
+  }
+
+  async function editMessage(sessionId, messageId, content) {
+    const t = thread(sessionId)
+    const startSeq = t.seq
+    const payload = await request("PATCH", `/api/session/${enc(sessionId)}/message/${enc(messageId)}`, { content })
+    if (payload?.data?.id === messageId && t.messages.has(messageId)) {
+      t.merge([payload.data], typeof payload.seq === "number" ? payload.seq : startSeq)
+    }
+    return payload?.data ?? null
+  }
+
+  return {
+    sessions,
+    activeId,
+    active,
+    listState,
+    recentFolders,
+    thread,
+    threads,
+    select,
+    loadSessions,
+    openThread,
+    loadOlder,
+    handle,
+    resync,
+    createSession,
+    renameSession,
+    deleteSession,
+    editMessage,
+  }
+}
