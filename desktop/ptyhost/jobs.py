@@ -38,6 +38,7 @@ from desktop.ptyhost.protocol import PtyHostError
 from desktop.ptyhost.spec import HIDDEN_ENV, TerminalSpec, base_environment, parse_env
 from desktop.ptyhost.terminal import HostContext, Terminal
 from desktop.ptyhost.validation import (
+    JOB_NOT_FOUND,
     MAX_PATH,
     MAX_TITLE,
     invalid,
@@ -67,8 +68,6 @@ JOB_ENV = {
     "GIT_TERMINAL_PROMPT": "0",
 }
 TITLE_CHARS = 60
-
-NOT_FOUND = "job.not_found"
 
 
 def job_shell() -> str:
@@ -225,7 +224,7 @@ class Jobs:
         key, _, _ = parse_job_key(params.get("key"))
         job = self.jobs.get(key)
         if job is None:
-            raise PtyHostError(NOT_FOUND, f"No job {key!r} in this PTY host.", 404)
+            raise PtyHostError(JOB_NOT_FOUND, f"No job {key!r} in this PTY host.", 404)
         return job
 
     def terminals(self) -> list[Terminal]:

@@ -35,6 +35,9 @@ JOB_KEY = re.compile(rf"^job:(?P<session>{JOB_PART}):(?P<call>{JOB_PART})$")
 JOB_KEY_RULE = (
     "`key` must be 'job:<session id>:<call id>', each id 1-128 letters, digits, '_', '-' or '.'."
 )
+# The error type of a key the host does not know (it never had it, removed it, or is a new
+# host since): for the service, that job is gone.
+JOB_NOT_FOUND = "job.not_found"
 Role = Literal["controller", "observer"]
 ROLES: tuple[Role, ...] = ("controller", "observer")
 
