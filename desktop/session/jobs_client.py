@@ -50,13 +50,21 @@ class Gone(Exception):
 
 
 class ShellJobs:
-    def __init__(self, connect: Connect, *, budget: int = OUTPUT_BUDGET) -> None:
+    def __init__(
+        self,
+        connect: Connect,
+        *,
+        budget: int = OUTPUT_BUDGET,
+        close: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         self._connect = connect
+        self._close = close
         self.budget = budget
 
     @classmethod
     def for_settings(cls, settings: Settings) -> ShellJobs:
-        """A runner with its own connection to the host of `settings` (started if needed)."""
+        """A runner with its own connection to the host of `settings` (started if needed);
+        `close()` ends that connection. The service passes its TerminalService's instead."""
         current: list[PtyHostClient] = []
         lock = asyncio.Lock()
 
@@ -66,7 +74,16 @@ class ShellJobs:
                     current[:] = [await ensure_host(settings)]
                 return current[0]
 
-        return cls(connect)
+        async def close() -> None:
+            for client in current:
+                await client.close()
+
+        return cls(connect, close=close)
+
+    async def close(self) -> None:
+        """Close the connection this runner opened itself (none when given `connect`)."""
+        if self._close is not None:
+            await self._close()
 
     # ----- plumbing ---------------------------------------------------------------------
 
@@ -171,19 +188,24 @@ class ShellJobs:
         )
 
     def _clean(self, head: bytes, tail: bytes, dropped: int, total: int) -> tuple[str, bool]:
+        """Clean what the host kept. When it kept a head and a tail with a gap between, the
+        text says so where the gap is: in the cleaner's own cut marker when its cut spans
+        the gap (it usually does), else as a line of its own at the seam."""
         if not dropped:
             cleaned = clean_output(head + tail, self.budget)
             return cleaned.text, cleaned.truncated
-        seam = f"\n[... {dropped} bytes of output were not kept ...]\n"
+        lost = f"{dropped} bytes of output ({total} in all) were not kept by the terminal"
+        seam = f"\n[... {lost} ...]\n"
         raw = head.decode("utf-8", "replace") + seam + tail.decode("utf-8", "replace")
         cleaned = clean_output(raw, self.budget)
-        text = cleaned.text
-        if seam.strip() not in text:
-            text += (
-                f"\n[the terminal kept the first {len(head)} and the last {len(tail)} of "
-                f"{total} bytes; {dropped} bytes between them are lost]\n"
-            )
-        return text, True
+        if seam.strip() in cleaned.text:
+            return cleaned.text, True
+        marker = (
+            f"[... {cleaned.cut_chars} characters ({cleaned.cut_lines} lines) "
+            "cut from the middle ...]"
+        )
+        combined = marker.removesuffix(" ...]") + f"; {lost} ...]"
+        return cleaned.text.replace(marker, combined, 1), True
 
     async def kill_job(self, key: str) -> JobState:
         """SIGTERM the job's process group (SIGKILL after a grace period); its state now."""
