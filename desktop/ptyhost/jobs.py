@@ -44,6 +44,7 @@ from desktop.ptyhost.validation import (
     invalid,
     optional_str,
     parse_job_key,
+    parse_job_session,
     parse_size,
 )
 from desktop.values import strict_int
@@ -297,7 +298,7 @@ class Jobs:
         """`job_list {session?}` -> jobs, oldest first."""
         session = params.get("session")
         if session is not None:
-            parse_job_key(f"job:{session}:x")
+            parse_job_session(session)
         return [
             job.job_info()
             for job in sorted(self.jobs.values(), key=lambda job: job.created)
@@ -358,7 +359,7 @@ class Jobs:
         if (session is None) == (params.get("key") is None):
             raise invalid("`job_remove` takes exactly one of `key` and `session`.")
         if session is not None:
-            parse_job_key(f"job:{session}:x")
+            parse_job_session(session)
             doomed = [job for job in self.jobs.values() if job.session_id == session]
             for job in doomed:
                 job.terminate("killed")

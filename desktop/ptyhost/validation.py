@@ -94,6 +94,13 @@ def parse_job_key(value: object) -> tuple[str, str, str]:
     return match.group(0), match.group("session"), match.group("call")
 
 
+def parse_job_session(value: object) -> str:
+    """A session id as jobs name it (the middle of their keys); request.invalid otherwise."""
+    if not isinstance(value, str) or JOB_KEY.match(f"job:{value}:x") is None:
+        raise invalid("`session` must be 1-128 letters, digits, '_', '-' or '.'.")
+    return value
+
+
 def job_key(session_id: str, call_id: str) -> str:
     """The key of the job a tool call runs; request.invalid when an id breaks the rule."""
     return parse_job_key(f"job:{session_id}:{call_id}")[0]

@@ -240,7 +240,8 @@ async def test_a_bad_job_start_is_refused_with_a_clear_error_and_creates_nothing
         ("job_collect", {"key": 7}, 400, "`key`"),
         ("job_remove", {}, 400, "exactly one"),
         ("job_remove", {"key": KEY, "session": "ses_1"}, 400, "exactly one"),
-        ("job_list", {"session": "bad session"}, 400, "`key`"),
+        ("job_list", {"session": "bad session"}, 400, "`session`"),
+        ("job_remove", {"session": "a:b"}, 400, "`session`"),
     ],
 )
 async def test_bad_job_requests_are_refused_and_change_nothing(
