@@ -194,4 +194,10 @@ def restored_prefix(saved: SavedTerminal) -> bytes:
     stamp = time.strftime("%Y-%m-%d %H:%M")
     marker = f"\x1b[0m\x1b[2m--- restored {stamp} ---\x1b[0m"
     # Leave the alternate screen the old program may have used, show the cursor, new line.
-    return saved.checkpoint + b"\x1b[?1049l\x1b[0m\x1b[?25h\r\n" + marker.encode() + b"\r\n"
+    # ?1049l restores the saved cursor even on the main screen (xterm, xterm.js): outside the
+    # alternate screen that is the checkpoint's RIS home, and the marker and the new prompt
+    # would be written over the old rows. ESC 7 first saves the current cursor; each screen
+    # keeps its own saved cursor, so inside the alternate screen ?1049l still returns to the
+    # main screen's cursor that the checkpoint saved with ?1049h.
+    leave = b"\x1b7\x1b[?1049l\x1b[0m\x1b[?25h\r\n"
+    return saved.checkpoint + leave + marker.encode() + b"\r\n"
