@@ -52,7 +52,8 @@ def pane_fit(page: Page, pty_id: str) -> dict[str, Any]:
           const t = window.__desk.terminals().find((t) => t.id === id)
           const p = pane.getBoundingClientRect()
           const s = screen.getBoundingClientRect()
-          return { rows: t.rows, cols: t.cols, paneBottom: p.bottom, screenBottom: s.bottom,
+          return { rows: t.rows, cols: t.cols, paneTop: p.top, screenTop: s.top,
+                   paneBottom: p.bottom, screenBottom: s.bottom,
                    paneHeight: p.height, screenHeight: s.height }
         }""",
         pty_id,
@@ -60,13 +61,16 @@ def pane_fit(page: Page, pty_id: str) -> dict[str, Any]:
 
 
 def wait_fits(page: Page, pty_id: str, what: str) -> dict[str, Any]:
-    """Waits until the terminal's screen ends inside its pane (its bottom row is visible)
-    and fills it to within one row."""
+    """Waits until the terminal's screen lies inside its pane (its top and bottom rows are
+    visible) and fills it to within a row or two."""
 
     def fits() -> dict[str, Any] | None:
         fit = pane_fit(page, pty_id)
         row = fit["screenHeight"] / max(1, fit["rows"])
-        inside = fit["screenBottom"] <= fit["paneBottom"] + 0.5
+        inside = (
+            fit["screenBottom"] <= fit["paneBottom"] + 0.5
+            and fit["screenTop"] >= fit["paneTop"] - 0.5
+        )
         full = fit["paneHeight"] - fit["screenHeight"] < 2 * row + 8
         return fit if inside and full else None
 

@@ -148,6 +148,7 @@ export class TerminalTab {
   }
 
   render() {
+    this.paneEl.classList.toggle("follower", this.link.role === "observer")
     const status = this.status
     const label = statusLabel(status, this)
     renderStatusIcon(this.icon, status, label)
