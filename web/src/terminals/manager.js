@@ -390,6 +390,9 @@ export class TerminalManager {
       case "search":
         this.#openSearch()
         break
+      case "rename":
+        if (tab) this.#startRename(tab)
+        break
       case "copy": {
         const text = tab?.term.getSelection()
         if (text) navigator.clipboard?.writeText(text).catch(() => this.notice("Copy was refused by the browser."))
@@ -507,8 +510,11 @@ export class TerminalManager {
     }
     input.addEventListener("keydown", (event) => {
       event.stopPropagation()
-      if (event.key === "Enter") finish(true)
-      else if (event.key === "Escape") finish(false)
+      if (event.key !== "Enter" && event.key !== "Escape") return
+      // Focus moves to the terminal inside this handler: without preventDefault the key's
+      // keypress would follow it there and the Enter would reach the shell.
+      event.preventDefault()
+      finish(event.key === "Enter")
     })
     input.addEventListener("blur", () => finish(true))
   }
