@@ -46,6 +46,10 @@ export class TerminalManager {
     this.#wireBars()
     document.addEventListener("keydown", (event) => this.#onKeydown(event), true)
     new ResizeObserver(() => this.#scheduleResize()).observe(this.el.panes)
+    // Marks set while the window was hidden clear once the active tab is seen again.
+    document.addEventListener("visibilitychange", () => {
+      if (document.visibilityState === "visible") this.tabs.get(this.activeId)?.markSeen()
+    })
     onThemeChange((theme) => {
       for (const tab of this.tabs.values()) tab.setTheme(theme)
     })

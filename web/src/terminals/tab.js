@@ -69,9 +69,8 @@ export class TerminalTab {
 
     term.onData((data) => this.#input(data))
     term.onBinary((data) => this.#input(Uint8Array.from(data, (c) => c.charCodeAt(0) & 0xff)))
-    term.onBell(() => {
-      if (this.link.phase === "live") this.#ring()
-    })
+    // Bells come from the service's `bell` event, sent for live output only: a BEL that
+    // xterm.js parses in replayed history (a reload, a second window) is not news.
     term.attachCustomKeyEventHandler((event) => host.keyHandler(event))
     this.render()
   }
@@ -176,6 +175,14 @@ export class TerminalTab {
     this.render()
   }
 
+  /** The user sees this tab now: its marks are read. */
+  markSeen() {
+    if (!this.activity && !this.bell) return
+    this.activity = false
+    this.bell = false
+    this.render()
+  }
+
   hide() {
     this.paneEl.hidden = true
   }
@@ -245,7 +252,8 @@ export class TerminalTab {
   }
 
   #ring() {
-    if (this.bell) return
+    // The tab in view needs no mark: the user is looking at it.
+    if (this.bell || this.host.isActive(this)) return
     this.bell = true
     this.render()
     this.host.changed(this)
