@@ -38,6 +38,10 @@ export class TerminalManager {
       notice: (tab, text) => this.notice(`${tab.title}: ${text}`),
       keyHandler: (event) => !shortcutFor(event),
       userInput: () => {},
+      resized: (tab) => {
+        if (tab.id === this.activeId) this.#scheduleResize()
+      },
+      exitAction: (tab, action) => (action === "restart" ? this.restart(tab.id) : this.closeTab(tab.id)),
     }
   }
 
@@ -183,9 +187,9 @@ export class TerminalManager {
   async closeTab(id) {
     const tab = this.tabs.get(id)
     if (!tab) return false
-    if (tab.running) {
-      const what = tab.foreground ? `${tab.foreground} is still running` : "Its shell is still running"
-      const ok = await this.#confirm(`${what} in “${tab.title}”. Closing the tab ends it.`)
+    const busy = tab.busyWith
+    if (busy) {
+      const ok = await this.#confirm(`${busy} is still running in “${tab.title}”. Closing the tab ends it.`)
       if (!ok) {
         tab.focus()
         return false
@@ -202,6 +206,33 @@ export class TerminalManager {
     this.#remove(id)
     this.#saveOrder()
     return true
+  }
+
+  /** Replaces an exited terminal with a new one running the same command in the same place
+   * (folder, group, title, position in the strip). */
+  async restart(id) {
+    const tab = this.tabs.get(id)
+    if (!tab || tab.running) return null
+    const info = tab.info
+    const body = { command: info.command, args: info.args ?? [], title: tab.title }
+    if (info.cwd) body.cwd = info.cwd
+    if (info.group !== null && info.group !== undefined) body.group = info.group
+    if (this.paneSize) body.size = { ...this.paneSize }
+    let created
+    try {
+      created = await api("POST", "/api/pty", { body })
+    } catch (error) {
+      this.notice(`Could not restart “${tab.title}”: ${error.message}`)
+      return null
+    }
+    const fresh = this.#add(created)
+    if (!fresh) return null
+    const order = this.order.filter((other) => other !== created.id)
+    order.splice(order.indexOf(id), 0, created.id)
+    this.order = order
+    this.activate(created.id)
+    await this.closeTab(id)
+    return created.id
   }
 
   async rename(id, title) {
@@ -354,7 +385,11 @@ export class TerminalManager {
   }
 
   #measure() {
-    const size = this.tabs.get(this.activeId)?.proposeSize()
+    const active = this.tabs.get(this.activeId)
+    // An exited tab's box is smaller by its exit line: it fits itself, and the running
+    // terminals keep the size measured on a running one.
+    if (active && !active.running) return active.fitExited()
+    const size = active?.proposeSize()
     if (!size) return
     this.paneSize = size
     for (const tab of this.tabs.values()) tab.applySize(size)
@@ -585,7 +620,8 @@ export class TerminalManager {
       dialog.returnValue = ""
       dialog.showModal()
       dialog.addEventListener("close", onClose)
-      dialog.querySelector("#confirm-accept").focus()
+      // Cancel is the default: Enter keeps the terminal.
+      dialog.querySelector('button[value="cancel"]').focus()
     })
   }
 }

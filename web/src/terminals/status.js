@@ -10,8 +10,8 @@ const PATHS = {
   bell: '<path d="M4 11V7.5a4 4 0 0 1 8 0V11l1.2 1.2H2.8z"/><path d="M6.8 14h2.4"/>',
   // check mark: exited with code 0
   "exited-ok": '<path d="M3 8.5l3.2 3.2L13 4.8"/>',
-  // cross: exited with an error code
-  "exited-error": '<path d="M4 4l8 8M12 4l-8 8"/>',
+  // warning triangle: exited with an error code (a cross read as a second close button)
+  "exited-error": '<path d="M8 2.2L14.2 13.3H1.8z"/><path d="M8 6.6v3"/><path d="M8 11.6v.1"/>',
   // open arc with an arrow head: reconnecting
   reconnecting: '<path d="M13 8a5 5 0 1 1-1.6-3.7"/><path d="M11.8 1.8l-.3 2.8 2.8.2"/>',
   // eye: view only, another window is in control
