@@ -10,6 +10,7 @@ import os
 import stat
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,13 +29,17 @@ def web_dist_dir() -> Path:
     return _WEB_DIST_CANDIDATES[-1]
 
 
-def default_data_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+def default_data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The data dir when none is given; `env` is another process's environment (default ours)."""
+    env = os.environ if env is None else env
+    home = env.get("HOME") or str(Path.home())
+    base = env.get("XDG_DATA_HOME") or str(Path(home) / ".local" / "share")
     return Path(base) / "desk"
 
 
-def default_runtime_dir() -> Path:
-    xdg = os.environ.get("XDG_RUNTIME_DIR")
+def default_runtime_dir(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    xdg = env.get("XDG_RUNTIME_DIR")
     if xdg and os.path.isdir(xdg):
         return Path(xdg) / "desk"
     return Path(tempfile.gettempdir()) / f"desk-{os.getuid()}"

@@ -24,7 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from desktop.config import Settings, desk_command, write_private_file
-from desktop.shell.process import desk_serve_pids, is_alive, is_desk_serve, terminate
+from desktop.shell.process import (
+    desk_serve_pids,
+    is_alive,
+    is_desk_serve,
+    serve_pids_for,
+    terminate,
+)
 from desktop.shell.registration import (
     ServiceRegistration,
     load_registration,
@@ -126,6 +132,13 @@ def service_status(settings: Settings) -> dict[str, object]:
         "data_dir": str(settings.data_dir),
         "runtime_dir": str(settings.runtime_dir),
     }
+    by_hand = [
+        pid
+        for pid in serve_pids_for(settings.data_dir, settings.runtime_dir)
+        if registration is None or pid != registration.pid
+    ]
+    if by_hand:
+        result["unmanaged"] = by_hand
     if registration is None:
         return result
     health = _health(registration.url, registration.token)
@@ -332,9 +345,24 @@ def stop_service(
         raise ValueError("timeout must be a positive number of seconds")
     with _service_lock(settings):
         result = _stop_locked(settings, timeout)
-        if all:
+        # Managed services are gone now: any left was started by hand (`desk serve`).
+        by_hand = serve_pids_for(settings.data_dir, settings.runtime_dir)
+        if by_hand:
+            result["unmanaged"] = by_hand
+        if all and by_hand:
+            # It would start a new PTY host at once, reviving every terminal as a new shell.
+            result["pty_host"] = {"stopped": False, "saved": 0, "in_use_by": by_hand}
+        elif all:
             result["pty_host"] = _shutdown_pty_host(settings)
+        else:
+            result["pty_host_running"] = _pty_host_running(settings)
     return result
+
+
+def _pty_host_running(settings: Settings) -> bool:
+    from desktop.ptyhost.registration import read_registration, usable
+
+    return usable(read_registration(settings))
 
 
 def _stop_locked(settings: Settings, timeout: float) -> dict[str, object]:
