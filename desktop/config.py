@@ -96,6 +96,8 @@ class Settings:
     provider: ProviderSettings
     pty_ring_bytes: int = 2 * 1024 * 1024
     pty_host_idle_exit_seconds: float = 600.0
+    # How often the PTY host saves terminals whose output changed, for a crash.
+    pty_autosave_seconds: float = 30.0
 
     @property
     def database_path(self) -> Path:
@@ -132,6 +134,12 @@ def _env_float(name: str, default: float) -> float:
         raise ValueError(f"{name} must be a number, got {raw!r}") from exc
 
 
+def _positive(value: float, name: str) -> float:
+    if not value > 0:
+        raise ValueError(f"{name} must be a positive number of seconds, got {value}")
+    return value
+
+
 def load_settings(
     data_dir: str | Path | None = None, runtime_dir: str | Path | None = None
 ) -> Settings:
@@ -152,6 +160,9 @@ def load_settings(
         provider=provider,
         pty_ring_bytes=int(_env_float("DESK_PTY_RING_BYTES", 2 * 1024 * 1024)),
         pty_host_idle_exit_seconds=_env_float("DESK_PTY_HOST_IDLE_EXIT", 600.0),
+        pty_autosave_seconds=_positive(
+            _env_float("DESK_PTY_AUTOSAVE_SECONDS", 30.0), "DESK_PTY_AUTOSAVE_SECONDS"
+        ),
     )
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from desktop.config import Settings
 from desktop.native import spawn
-from desktop.ptyhost import revive
+from desktop.ptyhost import autosave, revive
 from desktop.ptyhost.attachment import AttachError, Attachment
 from desktop.ptyhost.protocol import (
     MAX_HELLO_PAYLOAD,
@@ -274,6 +274,11 @@ class PtyHost:
             flow=FlowLimits.for_ring(settings.pty_ring_bytes),
         )
         self.stopping: asyncio.Future[bool] = self.loop.create_future()  # result: save?
+        self.autosaver = autosave.Autosaver(
+            settings.saved_terminals_dir,
+            lambda: list(self.terminals.values()),
+            settings.pty_autosave_seconds,
+        )
         self._idle_timer: asyncio.TimerHandle | None = None
         self._foreground_timer: asyncio.TimerHandle | None = None
         self._ops: dict[str, Handler] = {
@@ -451,6 +456,7 @@ class PtyHost:
         terminal = self.terminal(params)
         del self.terminals[terminal.id]
         terminal.delete()
+        self.autosaver.forget(terminal.id)
         self.broadcast({"event": "deleted", "id": terminal.id})
         return None
 
@@ -552,6 +558,15 @@ class PtyHost:
     async def revive_terminals(self) -> None:
         directory = self.settings.saved_terminals_dir
         saved_terminals = await asyncio.to_thread(revive.load_all, directory)
+        # Autosaves left by a host that crashed (a clean exit removes them).
+        crashed = await asyncio.to_thread(
+            autosave.load_crashed, directory, {saved.id for saved in saved_terminals}
+        )
+        for saved in crashed:
+            try:
+                self._revive(saved, "recovered", autosave.RECOVERED_MARKER)
+            except Exception:
+                log.exception("could not recover terminal %s", saved.id)
         for saved in saved_terminals:
             try:
                 self._revive(saved)
@@ -559,7 +574,9 @@ class PtyHost:
                 log.exception("could not revive terminal %s", saved.id)
             await asyncio.to_thread(revive.forget, directory, saved.id)
 
-    def _revive(self, saved: revive.SavedTerminal) -> None:
+    def _revive(
+        self, saved: revive.SavedTerminal, how: str = "restored", note: str = "restored {stamp}"
+    ) -> None:
         if saved.id in self.terminals:
             return
         if saved.is_shell and saved.was_running:
@@ -579,8 +596,9 @@ class PtyHost:
             else:
                 terminal = self.spawn_terminal(saved.id, spec, created=saved.created)
                 terminal.osc_title = saved.osc_title
+                terminal.revived = how
                 # Synchronous: the old screen lands in the ring before any new output is read.
-                terminal.accept_output(revive.restored_prefix(saved))
+                terminal.accept_output(revive.restored_prefix(saved, note))
                 return
         spec = TerminalSpec(
             command=saved.command,
@@ -595,6 +613,7 @@ class PtyHost:
         terminal = Terminal(self.context, saved.id, spec, None, created=saved.created)
         terminal.osc_title = saved.osc_title
         terminal.exit_code = saved.exit_code
+        terminal.revived = how
         terminal.accept_output(saved.checkpoint)
         terminal.final_offset = terminal.ring.tail
         self.terminals[saved.id] = terminal
@@ -642,11 +661,15 @@ class PtyHost:
             self.loop.add_signal_handler(signal.SIGHUP, lambda: None)
             self._arm_idle_timer()
             self._poll_foreground()
+            self.autosaver.start()
             save = await self.stopping
             await asyncio.to_thread(remove_registration, settings, os.getpid())
             server.close()
+            await self.autosaver.stop()
             if save:
                 await self.save_terminals()
+            # A clean exit (saved or discarded on purpose): nothing to recover from.
+            await self.autosaver.clear()
         finally:
             await self._shutdown(server, path)
             await asyncio.to_thread(lock.release)
@@ -665,6 +688,7 @@ class PtyHost:
             await asyncio.sleep(0.05)
 
     async def _shutdown(self, server: asyncio.AbstractServer | None, path: Path | None) -> None:
+        await self.autosaver.stop()  # already stopped on a clean exit; not after a failure
         if self._foreground_timer is not None:
             self._foreground_timer.cancel()
         if self._idle_timer is not None:

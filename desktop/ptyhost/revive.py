@@ -189,10 +189,11 @@ def forget(directory: Path, terminal_id: str) -> None:
     (directory / f"{terminal_id}.json").unlink(missing_ok=True)
 
 
-def restored_prefix(saved: SavedTerminal) -> bytes:
-    """What a revived shell shows before its new output: the old screen, then a marker."""
+def restored_prefix(saved: SavedTerminal, note: str = "restored {stamp}") -> bytes:
+    """What a revived shell shows before its new output: the old screen, then a marker
+    (`note`, with {stamp} the time of the revival)."""
     stamp = time.strftime("%Y-%m-%d %H:%M")
-    marker = f"\x1b[0m\x1b[2m--- restored {stamp} ---\x1b[0m"
+    marker = f"\x1b[0m\x1b[2m--- {note.format(stamp=stamp)} ---\x1b[0m"
     # Leave the alternate screen the old program may have used, show the cursor, new line.
     # ?1049l restores the saved cursor even on the main screen (xterm, xterm.js): outside the
     # alternate screen that is the checkpoint's RIS home, and the marker and the new prompt
