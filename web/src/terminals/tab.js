@@ -166,6 +166,11 @@ export class TerminalTab {
     return isShell(own) ? "" : fg
   }
 
+  /** Revived from the autosave of a PTY host that crashed, until the user types in it. */
+  get recovered() {
+    return this.info.revived === "recovered" && !this.recoveryNoted
+  }
+
   get status() {
     return statusOf(this)
   }
@@ -325,8 +330,9 @@ export class TerminalTab {
     const result = this.link.input(data)
     if (result === "view-only") this.host.notice(this, "View only: take control to type in this terminal.")
     else if (result === "queued") this.host.notice(this, "Disconnected: your input is queued until the terminal reconnects.")
-    if (this.bell) {
+    if (this.bell || this.recovered) {
       this.bell = false
+      this.recoveryNoted = true
       this.render()
     }
     this.host.userInput(this)
