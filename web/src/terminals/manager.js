@@ -12,6 +12,21 @@ import { forget, loadActive, loadKnownTerminals, saveActive, saveKnownTerminals 
 import { TerminalTab } from "./tab.js"
 
 const ORDER_KEY = "terminal-order"
+// Search highlights (#RRGGBB, as the search addon wants): every match, and the current one.
+const SEARCH_COLOURS = {
+  light: { match: "#fff0a0", active: "#ffb454", ruler: "#c99a00", activeRuler: "#e07000" },
+  dark: { match: "#5a4a00", active: "#b86a00", ruler: "#a88a20", activeRuler: "#ff9d2e" },
+}
+
+function searchDecorations(theme) {
+  const c = SEARCH_COLOURS[theme] ?? SEARCH_COLOURS.light
+  return {
+    matchBackground: c.match,
+    activeMatchBackground: c.active,
+    matchOverviewRuler: c.ruler,
+    activeMatchColorOverviewRuler: c.activeRuler,
+  }
+}
 const RESIZE_DEBOUNCE_MS = 60
 const NOTICE_MS = 8000
 
@@ -29,6 +44,9 @@ export class TerminalManager {
     this.savingOrder = null
     this.strip = new GroupedStrip(elements.strip)
     this.lastInGroup = new Map() // group key -> the tab last active in it
+    this.searchFrom = null // { tab, atBottom, line }: where the view was when search opened
+    this.searchResults = null // the active tab's onDidChangeResults subscription
+    this.runSearch = () => {}
     this.host = {
       theme: () => currentTheme(),
       size: () => this.paneSize,
@@ -261,6 +279,12 @@ export class TerminalManager {
       tab.show()
       this.#measure()
       tab.focus()
+    }
+    // An open search moves to the tab now shown.
+    if (tab && !this.el.search.bar.hidden && this.searchFrom?.tab !== tab) {
+      this.searchFrom?.tab.search.clearDecorations()
+      this.#bindSearch(tab)
+      this.runSearch(false, true)
     }
     this.#renderStrip()
     this.#renderBars()
@@ -566,13 +590,26 @@ export class TerminalManager {
       tab.focus()
     })
     const search = this.el.search
-    const run = (backwards) => {
+    // "3 of 12" / "No matches", made here so the bar's markup stays static.
+    search.count = document.createElement("span")
+    search.count.className = "search-count"
+    search.count.setAttribute("role", "status")
+    search.count.setAttribute("aria-live", "polite")
+    search.input.after(search.count)
+    const run = (backwards, incremental = false) => {
       const tab = this.tabs.get(this.activeId)
       const query = search.input.value
-      if (!tab || !query) return
-      const options = { caseSensitive: false, incremental: false }
-      if (backwards) tab.search.findPrevious(query, options)
-      else tab.search.findNext(query, options)
+      if (!tab) return
+      if (!query) {
+        tab.search.clearDecorations()
+        tab.term.clearSelection()
+        this.#showSearchCount(null)
+        return
+      }
+      const options = { caseSensitive: false, incremental, decorations: searchDecorations(currentTheme()) }
+      const found = backwards ? tab.search.findPrevious(query, options) : tab.search.findNext(query, options)
+      // Without a match the addon reports nothing: say so here.
+      if (!found) this.#showSearchCount({ resultIndex: -1, resultCount: 0 })
     }
     search.input.addEventListener("keydown", (event) => {
       if (event.key === "Enter") {
@@ -583,19 +620,42 @@ export class TerminalManager {
         this.#closeSearch()
       }
     })
-    search.input.addEventListener("input", () => {
-      const tab = this.tabs.get(this.activeId)
-      if (tab && search.input.value) tab.search.findNext(search.input.value, { incremental: true })
-    })
+    // The highlight follows the query as it is typed (and erased).
+    search.input.addEventListener("input", () => run(false, true))
     search.next.addEventListener("click", () => run(false))
     search.prev.addEventListener("click", () => run(true))
     search.close.addEventListener("click", () => this.#closeSearch())
+    this.runSearch = run
+  }
+
+  #showSearchCount(results) {
+    const { count, input } = this.el.search
+    const none = results !== null && results.resultCount === 0
+    if (results === null) count.textContent = ""
+    else if (none) count.textContent = "No matches"
+    else if (results.resultIndex < 0) count.textContent = `${results.resultCount}+ matches`
+    else count.textContent = `${results.resultIndex + 1} of ${results.resultCount}`
+    count.classList.toggle("none", none)
+    input.setAttribute("aria-invalid", String(none))
+  }
+
+  /** Follows the active tab's search results; remembers where its view was. */
+  #bindSearch(tab) {
+    this.searchResults?.dispose()
+    this.searchResults = null
+    if (!tab) return
+    const buffer = tab.term.buffer.active
+    this.searchFrom = { tab, atBottom: buffer.viewportY >= buffer.baseY, line: buffer.viewportY }
+    this.searchResults = tab.search.onDidChangeResults((results) => this.#showSearchCount(results))
   }
 
   #openSearch() {
-    this.el.search.bar.hidden = false
+    const bar = this.el.search.bar
+    if (bar.hidden || this.searchFrom?.tab.id !== this.activeId) this.#bindSearch(this.tabs.get(this.activeId))
+    bar.hidden = false
     this.el.search.input.focus()
     this.el.search.input.select()
+    if (this.el.search.input.value) this.runSearch(false, true)
   }
 
   #closeSearch() {
@@ -603,6 +663,15 @@ export class TerminalManager {
     const tab = this.tabs.get(this.activeId)
     tab?.search.clearDecorations()
     tab?.term.clearSelection()
+    // Back to where the view was when the search opened (usually the bottom).
+    const from = this.searchFrom
+    if (from && from.tab === tab) {
+      if (from.atBottom) tab.term.scrollToBottom()
+      else tab.term.scrollToLine(from.line)
+    }
+    this.#bindSearch(null)
+    this.searchFrom = null
+    this.#showSearchCount(null)
     tab?.focus()
   }
 

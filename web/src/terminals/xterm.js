@@ -60,7 +60,7 @@ export function createTerminal({ cols, rows, theme }) {
     rightClickSelectsWord: true,
   })
   const fit = new FitAddon()
-  const search = new SearchAddon()
+  const search = new SearchAddon({ highlightLimit: 2000 })
   term.loadAddon(fit)
   term.loadAddon(search)
   term.loadAddon(new Unicode11Addon())
