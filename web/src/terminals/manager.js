@@ -12,6 +12,9 @@ import { forget, loadActive, loadKnownTerminals, saveActive, saveKnownTerminals 
 import { TerminalTab } from "./tab.js"
 
 const ORDER_KEY = "terminal-order"
+// The tab the user last showed in any window: a new window opens on it.
+const ACTIVE_KEY = "terminal-active"
+const SHARE_ACTIVE_MS = 250
 // Search highlights (#RRGGBB, as the search addon wants): every match, and the current one.
 const SEARCH_COLOURS = {
   light: { match: "#fff0a0", active: "#ffb454", ruler: "#c99a00", activeRuler: "#e07000" },
@@ -47,6 +50,8 @@ export class TerminalManager {
     this.searchFrom = null // { tab, atBottom, line }: where the view was when search opened
     this.searchResults = null // the active tab's onDidChangeResults subscription
     this.runSearch = () => {}
+    this.sharedActive = null // ACTIVE_KEY as last seen
+    this.shareTimer = null
     this.host = {
       theme: () => currentTheme(),
       size: () => this.paneSize,
@@ -59,6 +64,7 @@ export class TerminalManager {
       resized: (tab) => {
         if (tab.id === this.activeId) this.#scheduleResize()
       },
+      viewOnlyInput: (tab) => this.#viewOnlyInput(tab),
       exitAction: (tab, action) => (action === "restart" ? this.restart(tab.id) : this.closeTab(tab.id)),
     }
   }
@@ -83,6 +89,7 @@ export class TerminalManager {
     // Another window reordered its tabs: follow.
     this.connection.on("ui.preference.updated", ({ key, value }) => {
       if (key === ORDER_KEY && Array.isArray(value)) this.#applyOrder(value)
+      if (key === ACTIVE_KEY && typeof value === "string") this.sharedActive = value
     })
     this.connection.onState((state) => {
       if (state === "connected") for (const tab of this.tabs.values()) tab.link.retryNow()
@@ -95,10 +102,12 @@ export class TerminalManager {
   async #sync() {
     let list
     let order
+    let shared
     try {
-      ;[list, order] = await Promise.all([
+      ;[list, order, shared] = await Promise.all([
         api("GET", "/api/pty"),
         this.loaded ? Promise.resolve(null) : api("GET", `/api/ui/prefs/${ORDER_KEY}`).catch(() => null),
+        this.loaded ? Promise.resolve(null) : api("GET", `/api/ui/prefs/${ACTIVE_KEY}`).catch(() => null),
       ])
     } catch (error) {
       // Service down before anything loaded: show the tabs we knew, reconnecting.
@@ -118,7 +127,9 @@ export class TerminalManager {
       return String(a.created ?? "").localeCompare(String(b.created ?? ""))
     })
     this.order = sorted.map((info) => info.id)
-    const wanted = this.loaded ? this.activeId : loadActive()
+    // This window's own choice (a reload), else the tab another window shows.
+    if (typeof shared?.value === "string") this.sharedActive = shared.value
+    const wanted = this.loaded ? this.activeId : (loadActive() ?? this.sharedActive)
     // Create the tab the user will see first, so its size is measured before the others attach.
     const first = sorted.find((info) => info.id === wanted) ?? sorted[0]
     if (first) this.#add(first, { quiet: true })
@@ -275,6 +286,7 @@ export class TerminalManager {
     this.activeId = tab ? id : null
     if (tab) {
       saveActive(id)
+      this.#shareActive(id)
       this.lastInGroup.set(groupKeyOf(tab.info), id)
       tab.show()
       this.#measure()
@@ -288,6 +300,29 @@ export class TerminalManager {
     }
     this.#renderStrip()
     this.#renderBars()
+  }
+
+  #shareActive(id) {
+    clearTimeout(this.shareTimer)
+    if (!this.loaded) return // the first sync picks the tab; it is not a choice yet
+    this.shareTimer = setTimeout(() => {
+      if (id === this.sharedActive) return
+      this.sharedActive = id
+      api("PUT", `/api/ui/prefs/${ACTIVE_KEY}`, { body: { value: id } }).catch(() => {})
+    }, SHARE_ACTIVE_MS)
+  }
+
+  /** Typing into an observer: the view-only bar says it already, so it is nudged instead of
+   * stacking a notice under it. */
+  #viewOnlyInput(tab) {
+    const bar = this.el.viewOnlyBar
+    if (tab.id !== this.activeId || bar.hidden) {
+      this.notice(`${tab.title}: View only: take control to type in this terminal.`)
+      return
+    }
+    bar.classList.remove("nudge")
+    void bar.offsetWidth // restart the animation
+    bar.classList.add("nudge")
   }
 
   cycle(step) {

@@ -29,7 +29,7 @@ export class TerminalTab {
   /**
    * host: { theme(), size() -> {cols, rows}, isActive(tab), changed(tab), gone(tab),
    *         notice(tab, text), keyHandler(event) -> bool, userInput(tab), resized(tab),
-   *         exitAction(tab, "restart" | "close") }
+   *         exitAction(tab, "restart" | "close"), viewOnlyInput(tab) }
    */
   constructor(info, host) {
     this.id = info.id
@@ -328,7 +328,7 @@ export class TerminalTab {
   #input(data) {
     if (this.link.replayParsing && typeof data === "string" && TERMINAL_REPORT.test(data)) return
     const result = this.link.input(data)
-    if (result === "view-only") this.host.notice(this, "View only: take control to type in this terminal.")
+    if (result === "view-only") this.host.viewOnlyInput(this)
     else if (result === "queued") this.host.notice(this, "Disconnected: your input is queued until the terminal reconnects.")
     if (this.bell || this.recovered) {
       this.bell = false
