@@ -87,3 +87,42 @@ def test_f2_reaches_terminal_programs_and_ctrl_shift_e_renames_from_the_terminal
     expect(page.get_by_role("textbox", name="Terminal name")).to_be_focused()
     page.keyboard.press("Escape")
     expect(page.locator(f'.tab[data-id="{pty_id}"] .tab-title')).to_have_text("from-terminal · cat")
+
+
+def test_theme_button_gives_the_keyboard_back_to_the_terminal(page: Page, service: Service) -> None:
+    pty_id = create_terminal(service, "themed")
+    open_ui(page, service, 1)
+    wait_attached(page, pty_id)
+    before = page.evaluate("() => document.documentElement.dataset.theme ?? 'system'")
+    page.locator("#theme-toggle").click()
+    after = page.evaluate("() => document.documentElement.dataset.theme ?? 'system'")
+    assert after != before
+    # Typing goes to the terminal, and its Enter does not flip the theme back.
+    type_line(page, "echo themed-$((3*3))")
+    wait_for_line(page, pty_id, "themed-9")
+    assert page.evaluate("() => document.documentElement.dataset.theme ?? 'system'") == after
+    shot(page, "8-after-theme-click")
+
+
+def test_ctrl_shift_s_leads_from_the_terminal_to_the_strip_and_enter_back(
+    page: Page, service: Service
+) -> None:
+    first = create_terminal(service, "one")
+    second = create_terminal(service, "two")
+    open_ui(page, service, 2)
+    wait_attached(page, first)
+    wait_attached(page, second)
+    focus_terminal(page, first)
+    # Tab stays in the terminal (a shell completes with it)...
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.classList.contains('xterm-helper-textarea')")
+    # ...and Ctrl+Shift+S moves to the active tab in the strip.
+    page.keyboard.press("Control+Shift+S")
+    expect(page.locator(f'.tab[data-id="{first}"]')).to_be_focused()
+    shot(page, "8-strip-focused")
+    page.keyboard.press("ArrowRight")
+    expect(page.locator(f'.tab[data-id="{second}"]')).to_be_focused()
+    page.keyboard.press("Enter")
+    type_line(page, "echo in-two")
+    wait_for_line(page, second, "in-two")
+    assert "in-two" not in buffer_lines(page, first)

@@ -325,6 +325,11 @@ export class TerminalManager {
     bar.classList.add("nudge")
   }
 
+  /** Gives the keyboard back to the active terminal (after a click on a header button). */
+  focusActive() {
+    this.tabs.get(this.activeId)?.focus()
+  }
+
   cycle(step) {
     if (this.order.length < 2) return
     const index = this.order.indexOf(this.activeId)
@@ -491,6 +496,9 @@ export class TerminalManager {
       case "rename":
         if (tab) this.#startRename(tab)
         break
+      case "focus-strip":
+        tab?.tabEl.focus()
+        break
       case "copy": {
         const text = tab?.term.getSelection()
         if (text) navigator.clipboard?.writeText(text).catch(() => this.notice("Copy was refused by the browser."))
@@ -535,6 +543,10 @@ export class TerminalManager {
         const id = event.key === "Home" ? this.order[0] : this.order[this.order.length - 1]
         if (id) this.activate(id)
         this.tabs.get(this.activeId)?.tabEl.focus()
+      } else if (event.key === "Enter" || event.key === "Escape") {
+        // Back into the terminal (Ctrl+Shift+S led here from it).
+        event.preventDefault()
+        this.activate(tab.id)
       } else if (event.key === "F2") {
         event.preventDefault()
         this.#startRename(tab)

@@ -20,6 +20,8 @@ export function shortcutFor(event) {
         return "next-group"
       case "e":
         return "rename" // F2 belongs to terminal programs (mc, htop) while the terminal has focus
+      case "s":
+        return "focus-strip" // Tab stays inside a terminal (shells complete with it)
       case "pagedown":
         return "move-right"
       case "pageup":
