@@ -89,6 +89,7 @@ export function installTestHooks({ connection, terminals, isOfflineReady }) {
     terminals: () => terminals.order.map((id) => describe(terminals.tabs.get(id))),
     bufferText: (id) => tabOf(id)?.bufferText() ?? null,
     selection: (id) => tabOf(id)?.term.getSelection() ?? null,
+    fontFamily: (id) => tabOf(id)?.term.options.fontFamily ?? null,
     // Where the view is: the top visible line and the top line when at the bottom.
     viewport: (id) => {
       const buffer = tabOf(id)?.term.buffer.active

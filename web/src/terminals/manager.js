@@ -428,7 +428,15 @@ export class TerminalManager {
       tab.tabEl.tabIndex = active ? 0 : -1
     }
     this.el.empty.hidden = this.tabs.size > 0 || !this.loaded
+    this.#renderTitle()
     if (this.loaded) saveKnownTerminals(this.order.map((id) => this.tabs.get(id)?.info).filter(Boolean))
+  }
+
+  /** The window's title names the tab in view, so window lists and task bars tell them apart. */
+  #renderTitle() {
+    const tab = this.tabs.get(this.activeId)
+    const title = tab ? `${tab.title} — Desk` : "Desk"
+    if (document.title !== title) document.title = title
   }
 
   #renderBars() {
@@ -438,7 +446,10 @@ export class TerminalManager {
   }
 
   #tabChanged(tab) {
-    if (tab.id === this.activeId) this.#renderBars()
+    if (tab.id === this.activeId) {
+      this.#renderBars()
+      this.#renderTitle()
+    }
   }
 
   // ---- sizing -----------------------------------------------------------------------------

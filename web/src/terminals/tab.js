@@ -209,7 +209,10 @@ export class TerminalTab {
     this.tabEl.dataset.status = status
     const fg = this.foreground
     const text = fg ? `${this.title} · ${fg}` : this.title
-    if (this.titleEl.textContent !== text) this.titleEl.textContent = text
+    if (this.titleEl.textContent !== text) {
+      this.titleEl.textContent = text
+      this.host.changed(this) // the window's title follows the tab in view
+    }
     this.tabEl.title = `${text} (${label})`
     this.tabEl.setAttribute("aria-label", `${text}, ${label}`)
     this.closeButton.setAttribute("aria-label", `Close ${this.title}`)
