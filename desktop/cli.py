@@ -37,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     service.add_argument(
         "--all", action="store_true", help="with stop: also stop the PTY host (saves terminals)"
     )
+    service.add_argument(
+        "--json", action="store_true", help="print the result as JSON (for scripts)"
+    )
     _add_dirs(service)
 
     host = commands.add_parser("pty-host", help="the PTY host daemon (started by the service)")
@@ -82,23 +85,23 @@ def _run_app(settings: Settings) -> int:
 
 def _service(args: argparse.Namespace, settings: Settings) -> int:
     from desktop.shell import service
+    from desktop.shell.report import DESCRIBERS, failed
 
     if args.all and args.action != "stop":
         print("desk service: --all goes with stop", file=sys.stderr)
         return 2
-    if args.action == "start":
-        info = service.start_service(settings)
-        if info.get("already_running"):
-            print(f"desk service: already running (pid {info['pid']}) at {info['url']}")
-            return 0
-        _print_json(_public(info))
-    elif args.action == "stop":
-        _print_json(_public(service.stop_service(settings, all=args.all)))
-    elif args.action == "restart":
-        _print_json(_public(service.restart_service(settings)))
+    actions = {
+        "start": lambda: service.start_service(settings),
+        "stop": lambda: service.stop_service(settings, all=args.all),
+        "restart": lambda: service.restart_service(settings),
+        "status": lambda: service.service_status(settings),
+    }
+    result = _public(actions[args.action]())
+    if args.json:
+        _print_json(result)
     else:
-        _print_json(_public(service.service_status(settings)))
-    return 0
+        print("\n".join(DESCRIBERS[args.action](result, settings)))
+    return 1 if failed(args.action, result) else 0
 
 
 def _public(info: dict[str, object]) -> dict[str, object]:

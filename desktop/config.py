@@ -10,6 +10,7 @@ import os
 import stat
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,13 +29,17 @@ def web_dist_dir() -> Path:
     return _WEB_DIST_CANDIDATES[-1]
 
 
-def default_data_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+def default_data_dir(env: Mapping[str, str] | None = None) -> Path:
+    """The data dir when none is given; `env` is another process's environment (default ours)."""
+    env = os.environ if env is None else env
+    home = env.get("HOME") or str(Path.home())
+    base = env.get("XDG_DATA_HOME") or str(Path(home) / ".local" / "share")
     return Path(base) / "desk"
 
 
-def default_runtime_dir() -> Path:
-    xdg = os.environ.get("XDG_RUNTIME_DIR")
+def default_runtime_dir(env: Mapping[str, str] | None = None) -> Path:
+    env = os.environ if env is None else env
+    xdg = env.get("XDG_RUNTIME_DIR")
     if xdg and os.path.isdir(xdg):
         return Path(xdg) / "desk"
     return Path(tempfile.gettempdir()) / f"desk-{os.getuid()}"
@@ -95,6 +100,8 @@ class Settings:
     job_retention_seconds: float = 24 * 3600.0
     # Host names besides the loopback ones that the service answers (DNS-rebinding defence).
     allowed_hosts: tuple[str, ...] = ()
+    # How often the PTY host saves terminals whose output changed, for a crash.
+    pty_autosave_seconds: float = 30.0
 
     @property
     def database_path(self) -> Path:
@@ -139,6 +146,12 @@ def _env_float(name: str, default: float) -> float:
         raise ValueError(f"{name} must be a number, got {raw!r}") from exc
 
 
+def _positive(value: float, name: str) -> float:
+    if not value > 0:
+        raise ValueError(f"{name} must be a positive number of seconds, got {value}")
+    return value
+
+
 def load_settings(
     data_dir: str | Path | None = None, runtime_dir: str | Path | None = None
 ) -> Settings:
@@ -162,6 +175,9 @@ def load_settings(
         job_retention_seconds=_env_float("DESK_JOB_RETENTION", 24 * 3600.0),
         allowed_hosts=tuple(
             name.strip() for name in os.environ.get("DESK_ALLOWED_HOSTS", "").split(",")
+        ),
+        pty_autosave_seconds=_positive(
+            _env_float("DESK_PTY_AUTOSAVE_SECONDS", 30.0), "DESK_PTY_AUTOSAVE_SECONDS"
         ),
     )
 

@@ -9,7 +9,8 @@ purpose=${1:-run}
 run_packages=(gcc python3-dev python3-venv nodejs npm
   libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxcb-xkb1
   libxcb-shape0 libxcb-randr0 libxcb-xinerama0 libxkbcommon-x11-0 libegl1 libgl1
-  libfontconfig1 libdbus-1-3 libnss3 libxcomposite1 libxdamage1 libxrandr2 libxtst6)
+  libfontconfig1 libdbus-1-3 libnss3 libxcomposite1 libxdamage1 libxrandr2 libxtst6
+  fonts-noto-cjk fonts-noto-color-emoji)  # terminal fallbacks: CJK text and emoji, not boxes
 # And what the test suite drives: a real browser, a virtual screen, screenshots, and ripgrep
 # (the grep tool uses it when present; its tests cover both it and the Python fallback).
 test_packages=(chromium xvfb xdotool x11-utils imagemagick ripgrep)

@@ -30,7 +30,7 @@ from desktop.process.registration import (
     remove_registration,
     write_registration,
 )
-from desktop.ptyhost import revive
+from desktop.ptyhost import autosave, revive
 from desktop.ptyhost.attachment import Attachment
 from desktop.ptyhost.flow import FlowLimits
 from desktop.ptyhost.hostfiles import lock_path, read_host_registration, socket_path, usable
@@ -277,6 +277,11 @@ class PtyHost:
             flow=FlowLimits.for_ring(settings.pty_ring_bytes),
         )
         self.stopping: asyncio.Future[bool] = self.loop.create_future()  # result: save?
+        self.autosaver = autosave.Autosaver(
+            settings.saved_terminals_dir,
+            lambda: [t for t in self.terminals.values() if t.revivable],
+            settings.pty_autosave_seconds,
+        )
         self._idle_timer: asyncio.TimerHandle | None = None
         self._foreground_timer: asyncio.TimerHandle | None = None
         self.jobs = Jobs(self, settings.job_retention_seconds)
@@ -454,6 +459,7 @@ class PtyHost:
         """Delete a terminal: hang it up if it runs, close its attachments, tell everyone."""
         del self.terminals[terminal.id]
         terminal.delete()
+        self.autosaver.forget(terminal.id)
         self.broadcast({"event": "deleted", "id": terminal.id})
 
     def _op_update(self, params: dict[str, object]) -> object:
@@ -585,6 +591,7 @@ class PtyHost:
             self.loop.add_signal_handler(signal.SIGHUP, lambda: None)
             self._arm_idle_timer()
             self._poll_foreground()
+            self.autosaver.start()
             save = await self.stopping
             await asyncio.to_thread(
                 remove_registration,
@@ -593,8 +600,11 @@ class PtyHost:
                 pid=os.getpid(),
             )
             server.close()
+            await self.autosaver.stop()
             if save:
                 await self.save_terminals()
+            # A clean exit (saved or discarded on purpose): nothing to recover from.
+            await self.autosaver.clear()
         finally:
             await self._shutdown(server, path)
             await asyncio.to_thread(lock.release)
@@ -613,6 +623,7 @@ class PtyHost:
             await asyncio.sleep(0.05)
 
     async def _shutdown(self, server: asyncio.AbstractServer | None, path: Path | None) -> None:
+        await self.autosaver.stop()  # already stopped on a clean exit; not after a failure
         if self._foreground_timer is not None:
             self._foreground_timer.cancel()
         if self._idle_timer is not None:

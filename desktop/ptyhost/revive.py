@@ -194,12 +194,19 @@ def forget(directory: Path, terminal_id: str) -> None:
     (directory / f"{terminal_id}.json").unlink(missing_ok=True)
 
 
-def restored_prefix(saved: SavedTerminal) -> bytes:
-    """What a revived shell shows before its new output: the old screen, then a marker."""
+def restored_prefix(saved: SavedTerminal, note: str = "restored {stamp}") -> bytes:
+    """What a revived shell shows before its new output: the old screen, then a marker
+    (`note`, with {stamp} the time of the revival)."""
     stamp = time.strftime("%Y-%m-%d %H:%M")
-    marker = f"\x1b[0m\x1b[2m--- restored {stamp} ---\x1b[0m"
+    marker = f"\x1b[0m\x1b[2m--- {note.format(stamp=stamp)} ---\x1b[0m"
     # Leave the alternate screen the old program may have used, show the cursor, new line.
-    return saved.checkpoint + b"\x1b[?1049l\x1b[0m\x1b[?25h\r\n" + marker.encode() + b"\r\n"
+    # ?1049l restores the saved cursor even on the main screen (xterm, xterm.js): outside the
+    # alternate screen that is the checkpoint's RIS home, and the marker and the new prompt
+    # would be written over the old rows. ESC 7 first saves the current cursor; each screen
+    # keeps its own saved cursor, so inside the alternate screen ?1049l still returns to the
+    # main screen's cursor that the checkpoint saved with ?1049h.
+    leave = b"\x1b7\x1b[?1049l\x1b[0m\x1b[?25h\r\n"
+    return saved.checkpoint + leave + marker.encode() + b"\r\n"
 
 
 # ----- policy ---------------------------------------------------------------------------
@@ -217,6 +224,43 @@ class Host(Protocol):
     ) -> Terminal: ...
 
 
+# The marker above a shell recovered from an autosave (restored_prefix fills in {stamp}).
+RECOVERED_MARKER = "recovered after a crash {stamp}: its programs had ended"
+
+
+def autosave_dir(saved_terminals_dir: Path) -> Path:
+    """Where the running host keeps its crash insurance (desktop.ptyhost.autosave)."""
+    return saved_terminals_dir / "autosave"
+
+
+def load_crashed(saved_terminals_dir: Path, superseded: set[str]) -> list[SavedTerminal]:
+    """The last autosave of each terminal of a host that crashed, except those a quit-time
+    save supersedes (blocking: run it in a thread). The files stay until the next autosave
+    replaces them, so a host that crashes again while reviving loses nothing."""
+    return [
+        saved for saved in load_all(autosave_dir(saved_terminals_dir)) if saved.id not in superseded
+    ]
+
+
+def saved_record(terminal: Terminal, cwd: str, checkpoint: bytes) -> SavedTerminal:
+    """What is saved of `terminal`, at quit and by the autosave alike."""
+    return SavedTerminal(
+        id=terminal.id,
+        command=terminal.command,
+        args=list(terminal.args),
+        cwd=cwd,
+        title=terminal.user_title,
+        osc_title=terminal.osc_title,
+        group=terminal.group,
+        cols=terminal.cols,
+        rows=terminal.rows,
+        created=terminal.created,
+        exit_code=terminal.exit_code,
+        was_running=terminal.running,
+        checkpoint=checkpoint,
+    )
+
+
 async def save_terminals(terminals: list[Terminal], directory: Path) -> int:
     """Save every terminal whose screen can be captured; returns how many were saved."""
     records: list[SavedTerminal] = []
@@ -228,33 +272,31 @@ async def save_terminals(terminals: list[Terminal], directory: Path) -> int:
         except Exception:
             log.exception("terminal %s: cannot capture its screen; not saved", terminal.id)
             continue
-        records.append(
-            SavedTerminal(
-                id=terminal.id,
-                command=terminal.command,
-                args=terminal.args,
-                cwd=await asyncio.to_thread(process_cwd, terminal.pid, terminal.cwd)
-                if terminal.running
-                else terminal.cwd,
-                title=terminal.user_title,
-                osc_title=terminal.osc_title,
-                group=terminal.group,
-                cols=terminal.cols,
-                rows=terminal.rows,
-                created=terminal.created,
-                exit_code=terminal.exit_code,
-                was_running=terminal.running,
-                checkpoint=checkpoint,
-            )
+        cwd = (
+            await asyncio.to_thread(process_cwd, terminal.pid, terminal.cwd)
+            if terminal.running
+            else terminal.cwd
         )
+        records.append(saved_record(terminal, cwd, checkpoint))
     await asyncio.to_thread(save_all, directory, records)
     log.info("saved %d terminal(s)", len(records))
     return len(records)
 
 
 async def revive_terminals(host: Host, directory: Path) -> None:
-    """Bring back every saved terminal into `host`, each file read once and then forgotten."""
-    for saved in await asyncio.to_thread(load_all, directory):
+    """Bring back every saved terminal into `host`, each file read once and then forgotten;
+    then the autosaves a crashed host left behind (a clean exit removes them), marked as
+    recovered."""
+    saved_terminals = await asyncio.to_thread(load_all, directory)
+    crashed = await asyncio.to_thread(
+        load_crashed, directory, {saved.id for saved in saved_terminals}
+    )
+    for saved in crashed:
+        try:
+            revive(host, saved, "recovered", RECOVERED_MARKER)
+        except Exception:
+            log.exception("could not recover terminal %s", saved.id)
+    for saved in saved_terminals:
         try:
             revive(host, saved)
         except Exception:
@@ -262,9 +304,11 @@ async def revive_terminals(host: Host, directory: Path) -> None:
         await asyncio.to_thread(forget, directory, saved.id)
 
 
-def revive(host: Host, saved: SavedTerminal) -> None:
+def revive(
+    host: Host, saved: SavedTerminal, how: str = "restored", note: str = "restored {stamp}"
+) -> None:
     """A running shell comes back as a new shell below its old screen; anything else as an
-    exited terminal showing its last screen."""
+    exited terminal showing its last screen. `how` ends up in the terminal's info."""
     if saved.id in host.terminals:
         return
     if saved.is_shell and saved.was_running:
@@ -284,8 +328,9 @@ def revive(host: Host, saved: SavedTerminal) -> None:
         else:
             terminal = host.spawn_terminal(saved.id, spec, created=saved.created)
             terminal.osc_title = saved.osc_title
+            terminal.revived = how
             # Synchronous: the old screen lands in the ring before any new output is read.
-            terminal.accept_output(restored_prefix(saved))
+            terminal.accept_output(restored_prefix(saved, note))
             return
     spec = TerminalSpec(
         command=saved.command,
@@ -300,6 +345,7 @@ def revive(host: Host, saved: SavedTerminal) -> None:
     terminal = Terminal(host.context, saved.id, spec, None, created=saved.created)
     terminal.osc_title = saved.osc_title
     terminal.exit_code = saved.exit_code
+    terminal.revived = how
     terminal.accept_output(saved.checkpoint)
     terminal.final_offset = terminal.ring.tail
     host.terminals[saved.id] = terminal

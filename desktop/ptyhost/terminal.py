@@ -125,6 +125,9 @@ class Terminal:
         self.lifecycle = Lifecycle.RUNNING if process else Lifecycle.EXITED
         self.exit_code: int | None = None
         self.foreground_process: str | None = None
+        # How this terminal came back from a previous host: "restored" (saved when the app
+        # quit) or "recovered" (from the autosave of a host that crashed); None if new.
+        self.revived: str | None = None
         self.ring = OutputRing(context.ring_bytes)
         self.screen = ScreenModel(spec.cols, spec.rows)
         self.scanner = OutputScanner()
@@ -189,6 +192,7 @@ class Terminal:
             "output": {"head": self.ring.head, "tail": self.ring.tail},
             "epoch": self.context.epoch,
             "created": self.created,
+            "revived": self.revived,
         }
 
     # ----- reading output ---------------------------------------------------------------

@@ -31,8 +31,9 @@ from desktop.process.registration import (
     read_registration,
     write_registration,
 )
+from desktop.ptyhost.hostfiles import read_host_registration, usable
 from desktop.ptyhost.launcher import shutdown_pty_host
-from desktop.shell.process import desk_serve_pids, is_desk_serve
+from desktop.shell.process import desk_serve_pids, is_desk_serve, serve_pids_for
 from desktop.values import strict_int
 
 log = logging.getLogger("desk.shell.service")
@@ -132,6 +133,13 @@ def service_status(settings: Settings) -> dict[str, object]:
         "data_dir": str(settings.data_dir),
         "runtime_dir": str(settings.runtime_dir),
     }
+    by_hand = [
+        pid
+        for pid in serve_pids_for(settings.data_dir, settings.runtime_dir)
+        if registration is None or pid != registration.pid
+    ]
+    if by_hand:
+        result["unmanaged"] = by_hand
     if registration is None:
         return result
     health = _health(registration.url, registration.token)
@@ -315,9 +323,22 @@ def stop_service(
         raise ValueError("timeout must be a positive number of seconds")
     with _service_lock(settings):
         result = _stop_locked(settings, timeout)
-        if all:
+        # Managed services are gone now: any left was started by hand (`desk serve`).
+        by_hand = serve_pids_for(settings.data_dir, settings.runtime_dir)
+        if by_hand:
+            result["unmanaged"] = by_hand
+        if all and by_hand:
+            # It would start a new PTY host at once, reviving every terminal as a new shell.
+            result["pty_host"] = {"stopped": False, "saved": 0, "in_use_by": by_hand}
+        elif all:
             result["pty_host"] = shutdown_pty_host(settings)
+        else:
+            result["pty_host_running"] = _pty_host_running(settings)
     return result
+
+
+def _pty_host_running(settings: Settings) -> bool:
+    return usable(read_host_registration(settings))
 
 
 def _stop_locked(settings: Settings, timeout: float) -> dict[str, object]:

@@ -15,7 +15,7 @@ from tests.browser.chat_helpers import (
     publish,
     user,
 )
-from tests.browser.helpers import Service, sign_in, wait_until
+from tests.browser.helpers import Service, wait_until
 
 __all__ = ["_test_hooks"]
 

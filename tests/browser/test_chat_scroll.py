@@ -7,7 +7,14 @@ from typing import Any
 
 from playwright.sync_api import Page
 
-from tests.browser.chat_helpers import _test_hooks, assistant, create_session, open_chat, publish, user
+from tests.browser.chat_helpers import (
+    _test_hooks,
+    assistant,
+    create_session,
+    open_chat,
+    publish,
+    user,
+)
 from tests.browser.helpers import Service
 
 __all__ = ["_test_hooks"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import statistics
 import subprocess
 from pathlib import Path
@@ -120,9 +121,12 @@ def test_shortcuts_rename_reorder_and_close(page: Page, service: Service) -> Non
     page.wait_for_function("() => window.__desk && window.__desk.state().loaded")
     assert [t["id"] for t in terminals(page)] == [second, first]
 
-    # Ctrl+Shift+W on a running shell asks first; Cancel keeps it, confirming ends it.
+    # Ctrl+Shift+W while a program runs asks first; Cancel keeps it, confirming ends it.
     activate(page, second)
     wait_attached(page, second)
+    page.locator(f"#pane-{second} .xterm").click()
+    type_line(page, "sleep 600")
+    wait_until(lambda: terminal(page, second)["foreground"] == "sleep", what="sleep runs")
     page.keyboard.press("Control+Shift+W")
     dialog = page.get_by_role("dialog")
     expect(dialog).to_be_visible()
@@ -196,7 +200,9 @@ def test_second_window_is_view_only_until_it_takes_control(
     assert (second_tab["cols"], second_tab["rows"]) == (first_tab["cols"], first_tab["rows"])
     second.locator(f"#pane-{pty_id} .xterm").click()
     type_line(second, "echo observer-$((5+5))")
-    expect(second.locator("#terminal-notice")).to_contain_text("View only")
+    # The bar itself says so (it flashes): no second bar stacked under it.
+    expect(bar).to_have_class(re.compile(r"\bnudge\b"))
+    expect(second.locator("#terminal-notice")).to_be_hidden()
 
     bar.get_by_role("button", name="Take control").click()
     wait_attached(second, pty_id, "controller")
@@ -226,7 +232,7 @@ def test_second_window_is_view_only_until_it_takes_control(
     expect(bar).to_be_visible()
 
 
-def test_status_icons_and_screenshot(page: Page, service: Service) -> None:
+def test_status_icons_and_screenshot(page: Page, service: Service, tmp_path: Path) -> None:
     failing = create_terminal(service, "failing")
     quiet = create_terminal(service, "background")
     ringing = create_terminal(service, "ringing")
@@ -245,15 +251,18 @@ def test_status_icons_and_screenshot(page: Page, service: Service) -> None:
     wait_for_line(page, quiet, "background-7")
     expect(page.get_by_role("img", name="New output")).to_be_visible()
 
-    # A bell marks the tab that rang.
+    # A bell marks the background tab that rang (the tab in view is never marked).
+    go = tmp_path / "ring"
     activate(page, ringing)
     page.locator(f"#pane-{ringing} .xterm").click()
-    type_line(page, "printf '\\a'")
+    type_line(page, f"while [ ! -e {go} ]; do sleep 0.05; done; printf '\\a'")
+    wait_until(lambda: "done; printf" in buffer_text(page, ringing), what="command echoed")
+    activate(page, failing)
+    go.touch()
     wait_for_status(page, ringing, "bell")
     expect(page.get_by_role("img", name="Bell")).to_be_visible()
 
-    # Exit with an error: cross icon, code in the tooltip.
-    activate(page, failing)
+    # Exit with an error: its own icon, code in the tooltip.
     page.locator(f"#pane-{failing} .xterm").click()
     type_line(page, "exit 3")
     wait_for_status(page, failing, "exited-error")

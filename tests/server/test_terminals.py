@@ -22,7 +22,7 @@ api = conftest_terminals.api  # the fixture, shared through an explicit import
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 INFO_FIELDS = {
     "id", "title", "command", "args", "cwd", "group", "status", "exit_code", "pid",
-    "foreground_process", "size", "output", "epoch", "created",
+    "foreground_process", "size", "output", "epoch", "created", "revived",
 }  # fmt: skip
 
 

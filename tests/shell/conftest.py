@@ -93,8 +93,8 @@ class Desk:
         )
 
     def json(self, *args: str) -> dict[str, object]:
-        """Run a command that must succeed and print one JSON object."""
-        done = self.run(*args)
+        """Run a command with `--json` that must succeed and print one JSON object."""
+        done = self.run(*args, "--json")
         assert done.returncode == 0, f"desk {' '.join(args)} failed: {done.stderr}"
         value = json.loads(done.stdout)
         assert isinstance(value, dict)

@@ -157,7 +157,7 @@ def test_corrupt_registration_is_removed_with_a_warning(desk: Desk) -> None:
     desk.runtime_dir.mkdir(mode=0o700, parents=True)
     for content in CORRUPT:
         desk.registration_path.write_bytes(content)
-        done = desk.run("service", "status")
+        done = desk.run("service", "status", "--json")
         assert done.returncode == 0, done.stderr
         assert "warning" in done.stderr.lower() and "corrupt" in done.stderr
         status = json.loads(done.stdout)
@@ -166,7 +166,7 @@ def test_corrupt_registration_is_removed_with_a_warning(desk: Desk) -> None:
         assert not desk.registration_path.exists()
 
     desk.registration_path.write_text("{not json")
-    done = desk.run("service", "start")
+    done = desk.run("service", "start", "--json")
     assert done.returncode == 0
     assert "corrupt" in done.stderr
     assert desk.registration()["pid"] == json.loads(done.stdout)["pid"]
@@ -175,7 +175,7 @@ def test_corrupt_registration_is_removed_with_a_warning(desk: Desk) -> None:
 def test_corrupt_registration_of_a_running_service_is_replaced(desk: Desk) -> None:
     old_pid = desk.json("service", "start")["pid"]
     desk.registration_path.write_text("garbage")
-    done = desk.run("service", "start")
+    done = desk.run("service", "start", "--json")
     assert done.returncode == 0, done.stderr
     assert "corrupt" in done.stderr
     assert f"unregistered service pid {old_pid}" in done.stderr

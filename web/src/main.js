@@ -43,6 +43,12 @@ const terminals = new TerminalManager({
 
 const chat = mountChat({ connection, sidebar: $("sessions-sidebar"), chat: $("chat-area"), toggle: $("sidebar-toggle") })
 
+// A click on the theme button hands the keyboard back to the terminal (it kept the focus, so
+// typing went nowhere and Enter flipped the theme back); keyboard users stay on the button.
+$("theme-toggle").addEventListener("click", (event) => {
+  if (event.detail > 0) terminals.focusActive()
+})
+
 connection.start()
 terminals.start()
 installTestHooks({ connection, terminals, chat, isOfflineReady })

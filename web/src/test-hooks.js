@@ -88,6 +88,13 @@ export function installTestHooks({ connection, terminals, chat, isOfflineReady }
     }),
     terminals: () => terminals.order.map((id) => describe(terminals.tabs.get(id))),
     bufferText: (id) => tabOf(id)?.bufferText() ?? null,
+    selection: (id) => tabOf(id)?.term.getSelection() ?? null,
+    fontFamily: (id) => tabOf(id)?.term.options.fontFamily ?? null,
+    // Where the view is: the top visible line and the top line when at the bottom.
+    viewport: (id) => {
+      const buffer = tabOf(id)?.term.buffer.active
+      return buffer ? { top: buffer.viewportY, bottom: buffer.baseY } : null
+    },
     // Without an argument: in the active tab's group, as the "+" button does.
     newTerminal: (...group) => terminals.newTerminal(...group),
     activate: (id) => terminals.activate(id),

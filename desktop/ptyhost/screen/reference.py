@@ -137,6 +137,9 @@ class TerminalScreen(pyte.Screen):
 
     def leave_alternate_screen(self, restore_cursor: bool) -> None:
         if self.main_buffer is None:
+            # As xterm and xterm.js do: ?1049l restores the cursor even on the main screen.
+            if restore_cursor:
+                self.restore_cursor()
             return
         self.buffer = self.main_buffer
         self.main_buffer = None

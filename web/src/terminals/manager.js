@@ -12,6 +12,24 @@ import { forget, loadActive, loadKnownTerminals, saveActive, saveKnownTerminals 
 import { TerminalTab } from "./tab.js"
 
 const ORDER_KEY = "terminal-order"
+// The tab the user last showed in any window: a new window opens on it.
+const ACTIVE_KEY = "terminal-active"
+const SHARE_ACTIVE_MS = 250
+// Search highlights (#RRGGBB, as the search addon wants): every match, and the current one.
+const SEARCH_COLOURS = {
+  light: { match: "#fff0a0", active: "#ffb454", ruler: "#c99a00", activeRuler: "#e07000" },
+  dark: { match: "#5a4a00", active: "#b86a00", ruler: "#a88a20", activeRuler: "#ff9d2e" },
+}
+
+function searchDecorations(theme) {
+  const c = SEARCH_COLOURS[theme] ?? SEARCH_COLOURS.light
+  return {
+    matchBackground: c.match,
+    activeMatchBackground: c.active,
+    matchOverviewRuler: c.ruler,
+    activeMatchColorOverviewRuler: c.activeRuler,
+  }
+}
 const RESIZE_DEBOUNCE_MS = 60
 const NOTICE_MS = 8000
 
@@ -29,6 +47,11 @@ export class TerminalManager {
     this.savingOrder = null
     this.strip = new GroupedStrip(elements.strip)
     this.lastInGroup = new Map() // group key -> the tab last active in it
+    this.searchFrom = null // { tab, atBottom, line }: where the view was when search opened
+    this.searchResults = null // the active tab's onDidChangeResults subscription
+    this.runSearch = () => {}
+    this.sharedActive = null // ACTIVE_KEY as last seen
+    this.shareTimer = null
     this.host = {
       theme: () => currentTheme(),
       size: () => this.paneSize,
@@ -38,6 +61,11 @@ export class TerminalManager {
       notice: (tab, text) => this.notice(`${tab.title}: ${text}`),
       keyHandler: (event) => !shortcutFor(event),
       userInput: () => {},
+      resized: (tab) => {
+        if (tab.id === this.activeId) this.#scheduleResize()
+      },
+      viewOnlyInput: (tab) => this.#viewOnlyInput(tab),
+      exitAction: (tab, action) => (action === "restart" ? this.restart(tab.id) : this.closeTab(tab.id)),
     }
   }
 
@@ -46,6 +74,10 @@ export class TerminalManager {
     this.#wireBars()
     document.addEventListener("keydown", (event) => this.#onKeydown(event), true)
     new ResizeObserver(() => this.#scheduleResize()).observe(this.el.panes)
+    // Marks set while the window was hidden clear once the active tab is seen again.
+    document.addEventListener("visibilitychange", () => {
+      if (document.visibilityState === "visible") this.tabs.get(this.activeId)?.markSeen()
+    })
     onThemeChange((theme) => {
       for (const tab of this.tabs.values()) tab.setTheme(theme)
     })
@@ -57,6 +89,7 @@ export class TerminalManager {
     // Another window reordered its tabs: follow.
     this.connection.on("ui.preference.updated", ({ key, value }) => {
       if (key === ORDER_KEY && Array.isArray(value)) this.#applyOrder(value)
+      if (key === ACTIVE_KEY && typeof value === "string") this.sharedActive = value
     })
     this.connection.onState((state) => {
       if (state === "connected") for (const tab of this.tabs.values()) tab.link.retryNow()
@@ -69,10 +102,12 @@ export class TerminalManager {
   async #sync() {
     let list
     let order
+    let shared
     try {
-      ;[list, order] = await Promise.all([
+      ;[list, order, shared] = await Promise.all([
         api("GET", "/api/pty"),
         this.loaded ? Promise.resolve(null) : api("GET", `/api/ui/prefs/${ORDER_KEY}`).catch(() => null),
+        this.loaded ? Promise.resolve(null) : api("GET", `/api/ui/prefs/${ACTIVE_KEY}`).catch(() => null),
       ])
     } catch (error) {
       // Service down before anything loaded: show the tabs we knew, reconnecting.
@@ -92,7 +127,9 @@ export class TerminalManager {
       return String(a.created ?? "").localeCompare(String(b.created ?? ""))
     })
     this.order = sorted.map((info) => info.id)
-    const wanted = this.loaded ? this.activeId : loadActive()
+    // This window's own choice (a reload), else the tab another window shows.
+    if (typeof shared?.value === "string") this.sharedActive = shared.value
+    const wanted = this.loaded ? this.activeId : (loadActive() ?? this.sharedActive)
     // Create the tab the user will see first, so its size is measured before the others attach.
     const first = sorted.find((info) => info.id === wanted) ?? sorted[0]
     if (first) this.#add(first, { quiet: true })
@@ -179,9 +216,9 @@ export class TerminalManager {
   async closeTab(id) {
     const tab = this.tabs.get(id)
     if (!tab) return false
-    if (tab.running) {
-      const what = tab.foreground ? `${tab.foreground} is still running` : "Its shell is still running"
-      const ok = await this.#confirm(`${what} in “${tab.title}”. Closing the tab ends it.`)
+    const busy = tab.busyWith
+    if (busy) {
+      const ok = await this.#confirm(`${busy} is still running in “${tab.title}”. Closing the tab ends it.`)
       if (!ok) {
         tab.focus()
         return false
@@ -198,6 +235,33 @@ export class TerminalManager {
     this.#remove(id)
     this.#saveOrder()
     return true
+  }
+
+  /** Replaces an exited terminal with a new one running the same command in the same place
+   * (folder, group, title, position in the strip). */
+  async restart(id) {
+    const tab = this.tabs.get(id)
+    if (!tab || tab.running) return null
+    const info = tab.info
+    const body = { command: info.command, args: info.args ?? [], title: tab.title }
+    if (info.cwd) body.cwd = info.cwd
+    if (info.group !== null && info.group !== undefined) body.group = info.group
+    if (this.paneSize) body.size = { ...this.paneSize }
+    let created
+    try {
+      created = await api("POST", "/api/pty", { body })
+    } catch (error) {
+      this.notice(`Could not restart “${tab.title}”: ${error.message}`)
+      return null
+    }
+    const fresh = this.#add(created)
+    if (!fresh) return null
+    const order = this.order.filter((other) => other !== created.id)
+    order.splice(order.indexOf(id), 0, created.id)
+    this.order = order
+    this.activate(created.id)
+    await this.closeTab(id)
+    return created.id
   }
 
   async rename(id, title) {
@@ -222,13 +286,48 @@ export class TerminalManager {
     this.activeId = tab ? id : null
     if (tab) {
       saveActive(id)
+      this.#shareActive(id)
       this.lastInGroup.set(groupKeyOf(tab.info), id)
       tab.show()
       this.#measure()
       tab.focus()
     }
+    // An open search moves to the tab now shown.
+    if (tab && !this.el.search.bar.hidden && this.searchFrom?.tab !== tab) {
+      this.searchFrom?.tab.search.clearDecorations()
+      this.#bindSearch(tab)
+      this.runSearch(false, true)
+    }
     this.#renderStrip()
     this.#renderBars()
+  }
+
+  #shareActive(id) {
+    clearTimeout(this.shareTimer)
+    if (!this.loaded) return // the first sync picks the tab; it is not a choice yet
+    this.shareTimer = setTimeout(() => {
+      if (id === this.sharedActive) return
+      this.sharedActive = id
+      api("PUT", `/api/ui/prefs/${ACTIVE_KEY}`, { body: { value: id } }).catch(() => {})
+    }, SHARE_ACTIVE_MS)
+  }
+
+  /** Typing into an observer: the view-only bar says it already, so it is nudged instead of
+   * stacking a notice under it. */
+  #viewOnlyInput(tab) {
+    const bar = this.el.viewOnlyBar
+    if (tab.id !== this.activeId || bar.hidden) {
+      this.notice(`${tab.title}: View only: take control to type in this terminal.`)
+      return
+    }
+    bar.classList.remove("nudge")
+    void bar.offsetWidth // restart the animation
+    bar.classList.add("nudge")
+  }
+
+  /** Gives the keyboard back to the active terminal (after a click on a header button). */
+  focusActive() {
+    this.tabs.get(this.activeId)?.focus()
   }
 
   cycle(step) {
@@ -329,7 +428,15 @@ export class TerminalManager {
       tab.tabEl.tabIndex = active ? 0 : -1
     }
     this.el.empty.hidden = this.tabs.size > 0 || !this.loaded
+    this.#renderTitle()
     if (this.loaded) saveKnownTerminals(this.order.map((id) => this.tabs.get(id)?.info).filter(Boolean))
+  }
+
+  /** The window's title names the tab in view, so window lists and task bars tell them apart. */
+  #renderTitle() {
+    const tab = this.tabs.get(this.activeId)
+    const title = tab ? `${tab.title} — Desk` : "Desk"
+    if (document.title !== title) document.title = title
   }
 
   #renderBars() {
@@ -339,7 +446,10 @@ export class TerminalManager {
   }
 
   #tabChanged(tab) {
-    if (tab.id === this.activeId) this.#renderBars()
+    if (tab.id === this.activeId) {
+      this.#renderBars()
+      this.#renderTitle()
+    }
   }
 
   // ---- sizing -----------------------------------------------------------------------------
@@ -350,7 +460,11 @@ export class TerminalManager {
   }
 
   #measure() {
-    const size = this.tabs.get(this.activeId)?.proposeSize()
+    const active = this.tabs.get(this.activeId)
+    // An exited tab's box is smaller by its exit line: it fits itself, and the running
+    // terminals keep the size measured on a running one.
+    if (active && !active.running) return active.fitExited()
+    const size = active?.proposeSize()
     if (!size) return
     this.paneSize = size
     for (const tab of this.tabs.values()) tab.applySize(size)
@@ -389,6 +503,12 @@ export class TerminalManager {
         break
       case "search":
         this.#openSearch()
+        break
+      case "rename":
+        if (tab) this.#startRename(tab)
+        break
+      case "focus-strip":
+        tab?.tabEl.focus()
         break
       case "copy": {
         const text = tab?.term.getSelection()
@@ -434,6 +554,10 @@ export class TerminalManager {
         const id = event.key === "Home" ? this.order[0] : this.order[this.order.length - 1]
         if (id) this.activate(id)
         this.tabs.get(this.activeId)?.tabEl.focus()
+      } else if (event.key === "Enter" || event.key === "Escape") {
+        // Back into the terminal (Ctrl+Shift+S led here from it).
+        event.preventDefault()
+        this.activate(tab.id)
       } else if (event.key === "F2") {
         event.preventDefault()
         this.#startRename(tab)
@@ -507,8 +631,11 @@ export class TerminalManager {
     }
     input.addEventListener("keydown", (event) => {
       event.stopPropagation()
-      if (event.key === "Enter") finish(true)
-      else if (event.key === "Escape") finish(false)
+      if (event.key !== "Enter" && event.key !== "Escape") return
+      // Focus moves to the terminal inside this handler: without preventDefault the key's
+      // keypress would follow it there and the Enter would reach the shell.
+      event.preventDefault()
+      finish(event.key === "Enter")
     })
     input.addEventListener("blur", () => finish(true))
   }
@@ -521,13 +648,26 @@ export class TerminalManager {
       tab.focus()
     })
     const search = this.el.search
-    const run = (backwards) => {
+    // "3 of 12" / "No matches", made here so the bar's markup stays static.
+    search.count = document.createElement("span")
+    search.count.className = "search-count"
+    search.count.setAttribute("role", "status")
+    search.count.setAttribute("aria-live", "polite")
+    search.input.after(search.count)
+    const run = (backwards, incremental = false) => {
       const tab = this.tabs.get(this.activeId)
       const query = search.input.value
-      if (!tab || !query) return
-      const options = { caseSensitive: false, incremental: false }
-      if (backwards) tab.search.findPrevious(query, options)
-      else tab.search.findNext(query, options)
+      if (!tab) return
+      if (!query) {
+        tab.search.clearDecorations()
+        tab.term.clearSelection()
+        this.#showSearchCount(null)
+        return
+      }
+      const options = { caseSensitive: false, incremental, decorations: searchDecorations(currentTheme()) }
+      const found = backwards ? tab.search.findPrevious(query, options) : tab.search.findNext(query, options)
+      // Without a match the addon reports nothing: say so here.
+      if (!found) this.#showSearchCount({ resultIndex: -1, resultCount: 0 })
     }
     search.input.addEventListener("keydown", (event) => {
       if (event.key === "Enter") {
@@ -538,19 +678,42 @@ export class TerminalManager {
         this.#closeSearch()
       }
     })
-    search.input.addEventListener("input", () => {
-      const tab = this.tabs.get(this.activeId)
-      if (tab && search.input.value) tab.search.findNext(search.input.value, { incremental: true })
-    })
+    // The highlight follows the query as it is typed (and erased).
+    search.input.addEventListener("input", () => run(false, true))
     search.next.addEventListener("click", () => run(false))
     search.prev.addEventListener("click", () => run(true))
     search.close.addEventListener("click", () => this.#closeSearch())
+    this.runSearch = run
+  }
+
+  #showSearchCount(results) {
+    const { count, input } = this.el.search
+    const none = results !== null && results.resultCount === 0
+    if (results === null) count.textContent = ""
+    else if (none) count.textContent = "No matches"
+    else if (results.resultIndex < 0) count.textContent = `${results.resultCount}+ matches`
+    else count.textContent = `${results.resultIndex + 1} of ${results.resultCount}`
+    count.classList.toggle("none", none)
+    input.setAttribute("aria-invalid", String(none))
+  }
+
+  /** Follows the active tab's search results; remembers where its view was. */
+  #bindSearch(tab) {
+    this.searchResults?.dispose()
+    this.searchResults = null
+    if (!tab) return
+    const buffer = tab.term.buffer.active
+    this.searchFrom = { tab, atBottom: buffer.viewportY >= buffer.baseY, line: buffer.viewportY }
+    this.searchResults = tab.search.onDidChangeResults((results) => this.#showSearchCount(results))
   }
 
   #openSearch() {
-    this.el.search.bar.hidden = false
+    const bar = this.el.search.bar
+    if (bar.hidden || this.searchFrom?.tab.id !== this.activeId) this.#bindSearch(this.tabs.get(this.activeId))
+    bar.hidden = false
     this.el.search.input.focus()
     this.el.search.input.select()
+    if (this.el.search.input.value) this.runSearch(false, true)
   }
 
   #closeSearch() {
@@ -558,6 +721,15 @@ export class TerminalManager {
     const tab = this.tabs.get(this.activeId)
     tab?.search.clearDecorations()
     tab?.term.clearSelection()
+    // Back to where the view was when the search opened (usually the bottom).
+    const from = this.searchFrom
+    if (from && from.tab === tab) {
+      if (from.atBottom) tab.term.scrollToBottom()
+      else tab.term.scrollToLine(from.line)
+    }
+    this.#bindSearch(null)
+    this.searchFrom = null
+    this.#showSearchCount(null)
     tab?.focus()
   }
 
@@ -575,7 +747,8 @@ export class TerminalManager {
       dialog.returnValue = ""
       dialog.showModal()
       dialog.addEventListener("close", onClose)
-      dialog.querySelector("#confirm-accept").focus()
+      // Cancel is the default: Enter keeps the terminal.
+      dialog.querySelector('button[value="cancel"]').focus()
     })
   }
 }

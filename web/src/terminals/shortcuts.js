@@ -18,6 +18,10 @@ export function shortcutFor(event) {
         return "paste" // the browser's own paste event reaches xterm's textarea
       case "g":
         return "next-group"
+      case "e":
+        return "rename" // F2 belongs to terminal programs (mc, htop) while the terminal has focus
+      case "s":
+        return "focus-strip" // Tab stays inside a terminal (shells complete with it)
       case "pagedown":
         return "move-right"
       case "pageup":

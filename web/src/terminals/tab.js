@@ -12,6 +12,14 @@ const RESIZE_QUIET_MS = 500
 // eslint-disable-next-line no-control-regex -- escape sequences are what it matches
 const TERMINAL_REPORT = /^\x1b(\[[?>=]?[\d;]*[cnRty]|\[\??[\d;]*\$y|\][^\x07\x1b]*(\x07|\x1b\\)|P[\s\S]*\x1b\\)$/
 
+// The same list as desktop/ptyhost/revive.py SHELLS (which owns it): a shell at its prompt
+// has nothing to lose when closed.
+const SHELLS = new Set(["bash", "sh", "zsh", "fish", "dash", "ksh", "mksh", "tcsh", "csh", "ash", "nu", "xonsh", "elvish"])
+
+function isShell(name) {
+  return SHELLS.has(String(name).replace(/^-/, ""))
+}
+
 function basename(path) {
   if (!path) return ""
   const parts = String(path).split("/")
@@ -21,7 +29,8 @@ function basename(path) {
 export class TerminalTab {
   /**
    * host: { theme(), size() -> {cols, rows}, isActive(tab), changed(tab), gone(tab),
-   *         notice(tab, text), keyHandler(event) -> bool, userInput(tab) }
+   *         notice(tab, text), keyHandler(event) -> bool, userInput(tab), resized(tab),
+   *         exitAction(tab, "restart" | "close"), viewOnlyInput(tab) }
    */
   constructor(info, host) {
     this.id = info.id
@@ -51,6 +60,7 @@ export class TerminalTab {
         reset: (done) =>
           term.write(EMPTY, () => {
             term.reset()
+            this.cursorHidden = false
             done()
           }),
       },
@@ -70,9 +80,8 @@ export class TerminalTab {
 
     term.onData((data) => this.#input(data))
     term.onBinary((data) => this.#input(Uint8Array.from(data, (c) => c.charCodeAt(0) & 0xff)))
-    term.onBell(() => {
-      if (this.link.phase === "live") this.#ring()
-    })
+    // Bells come from the service's `bell` event, sent for live output only: a BEL that
+    // xterm.js parses in replayed history (a reload, a second window) is not news.
     term.attachCustomKeyEventHandler((event) => host.keyHandler(event))
     this.render()
   }
@@ -105,7 +114,32 @@ export class TerminalTab {
     pane.setAttribute("role", "tabpanel")
     pane.setAttribute("aria-labelledby", tab.id)
     pane.hidden = true
+    // xterm.js opens in its own box so the exit line below it takes rows from the terminal
+    // (the fit addon measures xterm's parent) instead of covering its last rows.
+    this.hostEl = document.createElement("div")
+    this.hostEl.className = "term-host"
+    pane.append(this.hostEl, this.#buildExitLine())
     this.paneEl = pane
+  }
+
+  #buildExitLine() {
+    const line = document.createElement("div")
+    line.className = "pane-exit"
+    line.setAttribute("role", "status")
+    line.hidden = true
+    this.exitText = document.createElement("span")
+    this.exitText.className = "pane-exit-text"
+    const button = (label, action) => {
+      const el = document.createElement("button")
+      el.type = "button"
+      el.textContent = label
+      el.addEventListener("click", () => this.host.exitAction(this, action))
+      return el
+    }
+    this.restartButton = button("Restart", "restart")
+    line.append(this.exitText, this.restartButton, button("Close", "close"))
+    this.exitEl = line
+    return line
   }
 
   get title() {
@@ -117,6 +151,25 @@ export class TerminalTab {
     const fg = basename(this.info.foreground_process)
     if (!fg || fg === basename(this.info.command)) return ""
     return fg
+  }
+
+  /**
+   * What closing this tab would end that the user may care about, or "" when nothing does: a
+   * program in the foreground, or a terminal that is not a shell. A shell idle at its prompt
+   * (its own process in the foreground) and an unknown foreground ask nothing.
+   */
+  get busyWith() {
+    if (!this.running) return ""
+    const fg = basename(this.info.foreground_process)
+    const own = basename(this.info.command)
+    if (!fg) return ""
+    if (fg !== own) return fg
+    return isShell(own) ? "" : fg
+  }
+
+  /** Revived from the autosave of a PTY host that crashed, until the user types in it. */
+  get recovered() {
+    return this.info.revived === "recovered" && !this.recoveryNoted
   }
 
   get status() {
@@ -149,13 +202,18 @@ export class TerminalTab {
   }
 
   render() {
+    this.paneEl.classList.toggle("follower", this.link.role === "observer")
+    this.#renderExit()
     const status = this.status
     const label = statusLabel(status, this)
     renderStatusIcon(this.icon, status, label)
     this.tabEl.dataset.status = status
     const fg = this.foreground
     const text = fg ? `${this.title} · ${fg}` : this.title
-    if (this.titleEl.textContent !== text) this.titleEl.textContent = text
+    if (this.titleEl.textContent !== text) {
+      this.titleEl.textContent = text
+      this.host.changed(this) // the window's title follows the tab in view
+    }
     this.tabEl.title = `${text} (${label})`
     this.tabEl.setAttribute("aria-label", `${text}, ${label}`)
     this.closeButton.setAttribute("aria-label", `Close ${this.title}`)
@@ -163,14 +221,43 @@ export class TerminalTab {
     this.paneEl.setAttribute("aria-label", text)
   }
 
+  #renderExit() {
+    const exited = !this.running
+    if (exited) {
+      const code = this.link.exitCode ?? this.info.exit_code
+      const name = basename(this.info.command) || "The program"
+      const text = code === null || code === undefined ? `${name} exited` : `${name} exited with code ${code}`
+      if (this.exitText.textContent !== text) this.exitText.textContent = text
+      this.restartButton.setAttribute("aria-label", `Restart ${this.title}`)
+      // Nothing will be typed here any more: no cursor. A local write after the replay (the
+      // stream has ended); a reset by a later replay shows it again, so it is redone then.
+      if (!this.cursorHidden && this.link.phase !== "replaying") {
+        this.cursorHidden = true
+        this.term.write("\x1b[?25l")
+      }
+    }
+    if (this.exitEl.hidden === exited) this.exitEl.hidden = !exited
+  }
+
   /** Called when the tab becomes the visible one. */
   show() {
     this.paneEl.hidden = false
     if (!this.opened) {
       this.opened = true
-      this.term.open(this.paneEl)
+      this.term.open(this.hostEl)
+      // The exit line comes and goes inside the pane: refit when xterm's box changes.
+      this.resizeObserver = new ResizeObserver(() => this.host.resized(this))
+      this.resizeObserver.observe(this.hostEl)
       this.renderer = attachRenderer(this.term)
     }
+    this.activity = false
+    this.bell = false
+    this.render()
+  }
+
+  /** The user sees this tab now: its marks are read. */
+  markSeen() {
+    if (!this.activity && !this.bell) return
     this.activity = false
     this.bell = false
     this.render()
@@ -192,9 +279,18 @@ export class TerminalTab {
     return { cols: Math.max(2, dims.cols), rows: Math.max(1, dims.rows) }
   }
 
+  /** An exited terminal has no PTY to tell: it fits its own box, the exit line included. */
+  fitExited() {
+    if (this.running || !this.opened || this.paneEl.hidden) return
+    const size = this.proposeSize()
+    if (size && (this.term.cols !== size.cols || this.term.rows !== size.rows)) {
+      this.term.resize(size.cols, size.rows)
+    }
+  }
+
   /** The app's pane size changed: a controller adopts it and tells the service. */
   applySize(size) {
-    if (!size || this.link.role === "observer") return
+    if (!size || this.link.role === "observer" || !this.running) return
     if (this.term.cols !== size.cols || this.term.rows !== size.rows) this.term.resize(size.cols, size.rows)
     const current = this.info.size
     if (!current || current.cols !== size.cols || current.rows !== size.rows) {
@@ -226,6 +322,7 @@ export class TerminalTab {
 
   dispose() {
     this.disposed = true
+    this.resizeObserver?.disconnect()
     this.link.close()
     this.term.dispose()
     this.tabEl.remove()
@@ -235,17 +332,19 @@ export class TerminalTab {
   #input(data) {
     if (this.link.replayParsing && typeof data === "string" && TERMINAL_REPORT.test(data)) return
     const result = this.link.input(data)
-    if (result === "view-only") this.host.notice(this, "View only: take control to type in this terminal.")
+    if (result === "view-only") this.host.viewOnlyInput(this)
     else if (result === "queued") this.host.notice(this, "Disconnected: your input is queued until the terminal reconnects.")
-    if (this.bell) {
+    if (this.bell || this.recovered) {
       this.bell = false
+      this.recoveryNoted = true
       this.render()
     }
     this.host.userInput(this)
   }
 
   #ring() {
-    if (this.bell) return
+    // The tab in view needs no mark: the user is looking at it.
+    if (this.bell || this.host.isActive(this)) return
     this.bell = true
     this.render()
     this.host.changed(this)

@@ -9,6 +9,9 @@ import { WebLinksAddon } from "@xterm/addon-web-links"
 import { WebglAddon } from "@xterm/addon-webgl"
 import "@xterm/xterm/css/xterm.css"
 
+// ANSI palettes picked for each background: every colour reads as text on the theme's
+// background, and minimumContrastRatio (below) lifts any pair a program chooses (black on
+// green, grey on white) to WCAG AA at render time.
 const THEMES = {
   light: {
     background: "#ffffff",
@@ -16,23 +19,22 @@ const THEMES = {
     cursor: "#1d2330",
     cursorAccent: "#ffffff",
     selectionBackground: "#b6cdf5",
-    // ANSI colours readable on white (xterm's defaults are tuned for a dark background).
     black: "#1d2330",
-    red: "#c62f2f",
-    green: "#1f7a35",
-    yellow: "#8a6100",
-    blue: "#2f5fc4",
-    magenta: "#9c3aa8",
-    cyan: "#137a87",
-    white: "#8a93a3",
-    brightBlack: "#5b6578",
-    brightRed: "#e0443e",
-    brightGreen: "#2a9a46",
-    brightYellow: "#a87800",
-    brightBlue: "#4479e0",
-    brightMagenta: "#b34fc0",
-    brightCyan: "#1a93a3",
-    brightWhite: "#b9c0cc",
+    red: "#b42420",
+    green: "#1a6b2f",
+    yellow: "#7a5500",
+    blue: "#2452b2",
+    magenta: "#8a2f96",
+    cyan: "#0e6672",
+    white: "#c5cad3",
+    brightBlack: "#4b5466",
+    brightRed: "#c8332d",
+    brightGreen: "#217a39",
+    brightYellow: "#8a6200",
+    brightBlue: "#2f62c8",
+    brightMagenta: "#9c3aa8",
+    brightCyan: "#107583",
+    brightWhite: "#e8ebf0",
   },
   dark: {
     background: "#101318",
@@ -40,8 +42,27 @@ const THEMES = {
     cursor: "#dfe3ea",
     cursorAccent: "#101318",
     selectionBackground: "#2f4a78",
+    black: "#3b4252",
+    red: "#ff6b66",
+    green: "#5fd38a",
+    yellow: "#e5c15c",
+    blue: "#6ea8ff",
+    magenta: "#d58cf0",
+    cyan: "#4fd1d9",
+    white: "#c9d1dc",
+    brightBlack: "#687184",
+    brightRed: "#ff8a85",
+    brightGreen: "#7ee2a2",
+    brightYellow: "#f4d67a",
+    brightBlue: "#93bfff",
+    brightMagenta: "#e3a9f7",
+    brightCyan: "#7ee3ea",
+    brightWhite: "#f2f5f9",
   },
 }
+
+// Text no worse than WCAG AA (4.5:1) against its cell's background, whatever the colours.
+const MINIMUM_CONTRAST = 4.5
 
 export function xtermTheme(theme) {
   return THEMES[theme] ?? THEMES.light
@@ -53,14 +74,18 @@ export function createTerminal({ cols, rows, theme }) {
     rows,
     allowProposedApi: true, // the unicode11 addon needs it
     scrollback: 10000,
-    fontFamily: '"DejaVu Sans Mono", "Cascadia Mono", Menlo, Consolas, ui-monospace, monospace',
+    // Fallbacks for scripts and emoji the monospace fonts lack (fonts-noto-cjk and
+    // fonts-noto-color-emoji come with `make run`'s system packages).
+    fontFamily:
+      '"DejaVu Sans Mono", "Cascadia Mono", Menlo, Consolas, ui-monospace, monospace, "Noto Sans Mono CJK SC", "Noto Sans CJK SC", "Noto Color Emoji"',
+    minimumContrastRatio: MINIMUM_CONTRAST,
     fontSize: 13,
     theme: xtermTheme(theme),
     macOptionIsMeta: true,
     rightClickSelectsWord: true,
   })
   const fit = new FitAddon()
-  const search = new SearchAddon()
+  const search = new SearchAddon({ highlightLimit: 2000 })
   term.loadAddon(fit)
   term.loadAddon(search)
   term.loadAddon(new Unicode11Addon())
@@ -81,7 +106,10 @@ function preferredRenderer() {
 /** After term.open(): links, then WebGL, falling back to the canvas renderer. */
 export function attachRenderer(term) {
   term.loadAddon(
+    // Ctrl+click (Cmd+click on a Mac) opens a link, as in other terminals: a plain click
+    // selects or focuses, and reaches programs that use the mouse.
     new WebLinksAddon((event, uri) => {
+      if (!(event.ctrlKey || event.metaKey)) return
       event.preventDefault()
       window.open(uri, "_blank", "noopener,noreferrer")
     }),

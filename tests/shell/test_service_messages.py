@@ -1,0 +1,104 @@
+"""`desk service ...` speaks sentences to people and JSON to scripts (issue 12, item 10), and
+says what it did not stop and why: a `desk serve` started by hand is left alone, and so is
+the PTY host it uses (stopping it would only make that service start a new one at once)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+
+from desktop.process.liveness import is_alive, wait_for_exit
+from tests.conftest import wait_until
+from tests.shell.conftest import PROJECT, Desk, desk_argv
+from tests.shell.test_service import create_terminal
+
+
+def host_pid(desk: Desk) -> int:
+    pid = json.loads((desk.runtime_dir / "pty-host.json").read_text())["pid"]
+    assert isinstance(pid, int)
+    return pid
+
+
+@pytest.fixture
+def serve_by_hand(desk: Desk) -> Iterator[tuple[subprocess.Popen[str], dict[str, object]]]:
+    """`desk serve` in the foreground, finding its dirs through DESK_* only (no options)."""
+    process = subprocess.Popen(
+        [*desk_argv(), "serve"],
+        env=desk.env,
+        cwd=PROJECT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert process.stdout is not None
+    ready = json.loads(process.stdout.readline())
+    try:
+        yield process, ready
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            process.wait(15)
+
+
+def test_service_commands_print_sentences_unless_json_is_asked(desk: Desk) -> None:
+    started = desk.run("service", "start")
+    assert started.returncode == 0, started.stderr
+    assert started.stdout.startswith("Started the Desk service (pid ")
+    assert "{" not in started.stdout and "token=<the token in" in started.stdout
+    pid = desk.registration()["pid"]
+
+    status = desk.run("service", "status")
+    assert status.stdout.startswith(f"The Desk service is running (pid {pid}, up ")
+    assert "it answers health checks." in status.stdout
+    as_json = desk.json("service", "status")
+    assert as_json["running"] is True and as_json["pid"] == pid
+
+    stopped = desk.run("service", "stop")
+    assert stopped.returncode == 0
+    assert stopped.stdout.splitlines()[0] == f"Stopped the Desk service (pid {pid})."
+    assert not is_alive(int(str(pid)))
+    again = desk.run("service", "stop")
+    assert again.stdout.startswith("No background Desk service was running for ")
+    assert desk.run("service", "status").stdout.startswith("No background Desk service is running")
+
+
+def test_stop_all_leaves_a_foreground_serve_and_its_pty_host_and_says_why(
+    desk: Desk, serve_by_hand: tuple[subprocess.Popen[str], dict[str, object]]
+) -> None:
+    process, ready = serve_by_hand
+    create_terminal(str(ready["url"]), str(ready["token"]))
+    host = host_pid(desk)
+
+    done = desk.run("service", "stop", "--all")
+    assert done.returncode == 1
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("No background Desk service was running for ")
+    assert f"A `desk serve` started by hand (pid {process.pid})" in done.stdout
+    assert "it was left alone" in done.stdout
+    assert f"Did not stop the PTY host: the `desk serve` pid {process.pid} uses it" in done.stdout
+    # Nothing was stopped: the same service and the same PTY host, terminals intact.
+    assert process.poll() is None
+    assert is_alive(host) and host_pid(desk) == host
+
+    as_json = desk.run("service", "stop", "--all", "--json")
+    assert as_json.returncode == 1
+    result = json.loads(as_json.stdout)
+    assert result["stopped"] is False
+    assert result["unmanaged"] == [process.pid]
+    assert result["pty_host"] == {"stopped": False, "saved": 0, "in_use_by": [process.pid]}
+    status = desk.run("service", "status")
+    assert f"A `desk serve` started by hand (pid {process.pid})" in status.stdout
+
+    # Once that service is gone, stop --all saves the terminal and ends the PTY host.
+    process.send_signal(signal.SIGTERM)
+    process.wait(15)
+    finished = desk.run("service", "stop", "--all")
+    assert finished.returncode == 0, finished.stdout
+    assert "Saved 1 terminal and stopped the PTY host" in finished.stdout
+    assert wait_for_exit(host, 15.0)
+    wait_until(lambda: not os.path.exists(desk.runtime_dir / "pty-host.json"), timeout=10)
