@@ -58,6 +58,15 @@ def open_chat(page: Page, service: Service, session_id: str) -> None:
         "(id) => { const c = window.__desk.chat(); return c.active === id && c.state === 'ready' }",
         arg=session_id,
     )
+    wait_rendered(page)
+
+
+def wait_rendered(page: Page) -> None:
+    """Until every loaded message is in the DOM (a page renders over a few frames)."""
+    page.wait_for_function(
+        "() => document.querySelectorAll('.chat-messages .message').length"
+        " === window.__desk.chat().messages.length"
+    )
 
 
 def chat_state(page: Page) -> dict[str, Any]:
@@ -66,5 +75,5 @@ def chat_state(page: Page) -> dict[str, Any]:
 
 def message_ids(page: Page) -> list[str]:
     return page.evaluate(  # type: ignore[no-any-return]
-        "() => [...document.querySelectorAll('.chat-messages > .message')].map((m) => m.dataset.id)"
+        "() => [...document.querySelectorAll('.chat-messages .message')].map((m) => m.dataset.id)"
     )

@@ -119,7 +119,7 @@ def test_latest_fifty_first_then_older_pages_on_scroll_keeping_the_view_still(pa
             return el.querySelector("[data-id='u080']").getBoundingClientRect().top
         }"""
     )
-    page.wait_for_function("() => document.querySelectorAll('.chat-messages > .message').length >= 100")
+    page.wait_for_function("() => document.querySelectorAll('.chat-messages .message').length >= 100")
     top_after = page.evaluate("() => document.querySelector(\"[data-id='u080']\").getBoundingClientRect().top")
     assert abs(top_after - top_before) < 2, (top_before, top_after)
     assert message_ids(page)[:51] == [f"u{n:03d}" for n in range(30, 81)]
@@ -128,7 +128,7 @@ def test_latest_fifty_first_then_older_pages_on_scroll_keeping_the_view_still(pa
         if chat_state(page)["olderDone"] and len(message_ids(page)) == 130:
             break
         scroller.evaluate("(el) => { el.scrollTop = 0; }")
-        page.wait_for_function("(n) => document.querySelectorAll('.chat-messages > .message').length > n || window.__desk.chat().olderDone", arg=len(message_ids(page)))
+        page.wait_for_function("(n) => document.querySelectorAll('.chat-messages .message').length > n || window.__desk.chat().olderDone", arg=len(message_ids(page)))
     assert message_ids(page) == [f"u{n:03d}" for n in range(130)]
     expect(page.locator(".chat-older")).to_have_text("Beginning of the session")
 

@@ -20,6 +20,9 @@ export class Thread {
   constructor(sessionId) {
     this.sessionId = sessionId
     this.ids = signal([]) // message ids, oldest first
+    // The same ids in chunks (one per page read, live messages join the newest chunk): the
+    // view renders a chunk per component, so prepending a page costs a page, not the history.
+    this.chunks = signal([]) // [{key, ids: signal([...])}], oldest first
     this.messages = new Map() // id -> signal(message)
     this.known = new Map() // id -> session seq the message's state is known at
     this.seq = 0 // the highest seq of this session's live events applied
@@ -63,7 +66,10 @@ export class Thread {
       }
       this.known.set(row.id, readSeq)
     }
-    if (added.length) this.ids.value = [...added, ...this.ids.value]
+    if (added.length) {
+      this.ids.value = [...added, ...this.ids.value]
+      this.chunks.value = [{ key: added[0], ids: signal(added) }, ...this.chunks.value]
+    }
   }
 
   /** Applies one durable event of this session; returns true when a message changed. */
@@ -81,6 +87,10 @@ export class Thread {
       this.messages.set(id, signal(create(event)))
       this.known.set(id, event.seq)
       this.ids.value = [...this.ids.value, id]
+      const chunks = this.chunks.value
+      const last = chunks[chunks.length - 1]
+      if (last) last.ids.value = [...last.ids.value, id]
+      else this.chunks.value = [{ key: id, ids: signal([id]) }]
       return true
     }
     const update = UPDATE[event.type]
