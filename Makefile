@@ -9,12 +9,12 @@ WEB_SOURCES := $(shell find web/src web/public web/scripts -type f 2>/dev/null) 
 	web/index.html web/vite.config.js web/package.json
 PY_BUILD_INPUTS := pyproject.toml setup.py $(wildcard native/*)
 
-.PHONY: run test lint typecheck pytest package setup setup-test clean
+.PHONY: run test lint typecheck jstest pytest package setup setup-test clean
 
 run: setup
 	$(BIN)/desk
 
-test: setup-test lint typecheck pytest
+test: setup-test lint typecheck jstest pytest
 
 setup: $(STAMPS)/system-run $(STAMPS)/venv web/dist/index.html
 setup-test: $(STAMPS)/system-test $(STAMPS)/venv web/dist/index.html
@@ -52,6 +52,10 @@ lint: $(STAMPS)/venv
 
 typecheck: $(STAMPS)/venv
 	$(BIN)/mypy
+
+# The web UI's unit tests (vitest + jsdom); its browser tests are in tests/browser.
+jstest: web/node_modules/.package-lock.json
+	cd web && npm test --silent
 
 pytest: setup-test
 	$(BIN)/pytest -q

@@ -27,7 +27,9 @@ def _test_hooks(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def create_session(service: Service, title: str = "Chat", directory: str = "/tmp") -> str:
-    return str(service.request("POST", "/api/session", {"title": title, "directory": directory})["id"])
+    return str(
+        service.request("POST", "/api/session", {"title": title, "directory": directory})["id"]
+    )
 
 
 def publish(service: Service, session_id: str, events: list[tuple[str, dict[str, Any]]]) -> None:
@@ -40,7 +42,9 @@ def user(message_id: str, text: str) -> list[tuple[str, dict[str, Any]]]:
     return [("session.prompted", {"message_id": message_id, "text": text, "mode": "queue"})]
 
 
-def assistant(message_id: str, text: str, *, completed: bool = True) -> list[tuple[str, dict[str, Any]]]:
+def assistant(
+    message_id: str, text: str, *, completed: bool = True
+) -> list[tuple[str, dict[str, Any]]]:
     events: list[tuple[str, dict[str, Any]]] = [
         ("session.step.started", {"message_id": message_id, "agent": "build", "model": MODEL}),
         ("session.text", {"message_id": message_id, "text": text}),

@@ -8,7 +8,14 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page
 
-from tests.browser.chat_helpers import _test_hooks, assistant, create_session, open_chat, publish, user
+from tests.browser.chat_helpers import (
+    _test_hooks,
+    assistant,
+    create_session,
+    open_chat,
+    publish,
+    user,
+)
 from tests.browser.helpers import Service
 
 __all__ = ["_test_hooks"]
@@ -42,7 +49,10 @@ def test_ten_thousand_messages_scroll_without_long_tasks(page: Page, service: Se
             const el = document.querySelector('.chat-scroll')
             const frame = () => new Promise((resolve) => requestAnimationFrame(resolve))
             const rendered = () => document.querySelectorAll('.chat-messages .message').length
-            const done = () => window.__desk.chat().olderDone && el.scrollTop === 0 && rendered() === window.__desk.chat().messages.length
+            const done = () => {
+                const chat = window.__desk.chat()
+                return chat.olderDone && el.scrollTop === 0 && rendered() === chat.messages.length
+            }
             for (let i = 0; i < 100000 && !done(); i++) {
                 el.scrollTop = 0
                 await frame()
@@ -62,7 +72,8 @@ def test_ten_thousand_messages_scroll_without_long_tasks(page: Page, service: Se
                 for (const entry of list.getEntries()) tasks.push(Math.round(entry.duration))
             })
             observer.observe({ type: 'longtask' })
-            for (let i = 0; i < 100000 && el.scrollTop + el.clientHeight < el.scrollHeight - 2; i++) {
+            const bottom = () => el.scrollTop + el.clientHeight >= el.scrollHeight - 2
+            for (let i = 0; i < 100000 && !bottom(); i++) {
                 el.scrollBy(0, step)
                 await frame()
             }
