@@ -38,6 +38,22 @@ export class Thread {
     return this.messages.get(id)?.value ?? null
   }
 
+  /** Forget everything (after missed events); the same object, so views keep their reference. */
+  reset() {
+    batch(() => {
+      this.messages.clear()
+      this.known.clear()
+      this.streaming.clear()
+      this.seq = 0
+      this.ids.value = []
+      this.chunks.value = []
+      this.older.value = { cursor: null, loading: false, done: true }
+      this.retry.value = null
+      this.error.value = null
+      this.state.value = "idle"
+    })
+  }
+
   list() {
     return this.ids.value.map((id) => this.messages.get(id).value)
   }
@@ -289,7 +305,7 @@ export function createChatStore({ request }) {
   /** After missed events (a resync): re-read the list and every loaded thread. */
   async function resync() {
     const open = [...threads.values()].filter((t) => t.state.value !== "idle")
-    threads.clear()
+    for (const t of threads.values()) t.reset()
     await loadSessions().catch(() => null)
     await Promise.all(open.map((t) => openThread(t.sessionId)))
   }
