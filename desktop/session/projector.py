@@ -96,12 +96,9 @@ class Projection:
         return self._messages[message_id]
 
     def add_message(self, event: Event, type: str, data: dict[str, Any]) -> None:
-        if self.message(data["id"]) is not None:
-            raise ProjectionError(
-                SessionError(
-                    409, "session.message_exists", f"Message {data['id']!r} already exists."
-                )
-            )
+        # No read first: a stored message with this id makes the INSERT in `flush` fail.
+        if self._messages.get(data["id"]) is not None:
+            raise _message_exists(data["id"])
         self._messages[data["id"]] = _Message(event.aggregate_id, event.seq, type, data, True, True)
 
     def assistant(self, event: Event) -> dict[str, Any]:
@@ -116,20 +113,33 @@ class Projection:
         return found.data
 
     def flush(self) -> None:
+        inserts: list[tuple[str, str, int, str, str]] = []
+        updates: list[tuple[str, str]] = []
         for message_id, m in self._messages.items():
             if m is None or not m.dirty:
                 continue
             if m.new:
-                self.conn.execute(
-                    "INSERT INTO message (id, session_id, seq, type, data) VALUES (?, ?, ?, ?, ?)",
-                    (message_id, m.session_id, m.seq, m.type, dumps(m.data)),
-                )
-                m.new = False
+                inserts.append((message_id, m.session_id, m.seq, m.type, dumps(m.data)))
             else:
-                self.conn.execute(
-                    "UPDATE message SET data = ? WHERE id = ?", (dumps(m.data), message_id)
+                updates.append((dumps(m.data), message_id))
+        if inserts:
+            try:
+                self.conn.executemany(
+                    "INSERT INTO message (id, session_id, seq, type, data) VALUES (?, ?, ?, ?, ?)",
+                    inserts,
                 )
-            m.dirty = False
+            except sqlite3.IntegrityError:
+                taken = [
+                    r[0]
+                    for r in inserts
+                    if self.conn.execute("SELECT 1 FROM message WHERE id = ?", (r[0],)).fetchone()
+                ]
+                raise _message_exists(taken[0] if taken else inserts[0][0]) from None
+        if updates:
+            self.conn.executemany("UPDATE message SET data = ? WHERE id = ?", updates)
+        for m in self._messages.values():
+            if m is not None:
+                m.new = m.dirty = False
         for session_id, status in self._status.items():
             self.conn.execute("UPDATE session SET status = ? WHERE id = ?", (status, session_id))
         self._status.clear()
@@ -147,6 +157,12 @@ class Projection:
         for mid, m in list(self._messages.items()):
             if m is not None and m.session_id in session_ids:
                 self._messages[mid] = None
+
+
+def _message_exists(message_id: str) -> ProjectionError:
+    return ProjectionError(
+        SessionError(409, "session.message_exists", f"Message {message_id!r} already exists.")
+    )
 
 
 Handler = Callable[[Projection, Event], None]

@@ -27,7 +27,9 @@ def _test_hooks(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 def create_session(service: Service, title: str = "Chat", directory: str = "/tmp") -> str:
-    return str(service.request("POST", "/api/session", {"title": title, "directory": directory})["id"])
+    return str(
+        service.request("POST", "/api/session", {"title": title, "directory": directory})["id"]
+    )
 
 
 def publish(service: Service, session_id: str, events: list[tuple[str, dict[str, Any]]]) -> None:
@@ -40,7 +42,9 @@ def user(message_id: str, text: str) -> list[tuple[str, dict[str, Any]]]:
     return [("session.prompted", {"message_id": message_id, "text": text, "mode": "queue"})]
 
 
-def assistant(message_id: str, text: str, *, completed: bool = True) -> list[tuple[str, dict[str, Any]]]:
+def assistant(
+    message_id: str, text: str, *, completed: bool = True
+) -> list[tuple[str, dict[str, Any]]]:
     events: list[tuple[str, dict[str, Any]]] = [
         ("session.step.started", {"message_id": message_id, "agent": "build", "model": MODEL}),
         ("session.text", {"message_id": message_id, "text": text}),
@@ -58,6 +62,15 @@ def open_chat(page: Page, service: Service, session_id: str) -> None:
         "(id) => { const c = window.__desk.chat(); return c.active === id && c.state === 'ready' }",
         arg=session_id,
     )
+    wait_rendered(page)
+
+
+def wait_rendered(page: Page) -> None:
+    """Until every loaded message is in the DOM (a page renders over a few frames)."""
+    page.wait_for_function(
+        "() => document.querySelectorAll('.chat-messages .message').length"
+        " === window.__desk.chat().messages.length"
+    )
 
 
 def chat_state(page: Page) -> dict[str, Any]:
@@ -66,5 +79,5 @@ def chat_state(page: Page) -> dict[str, Any]:
 
 def message_ids(page: Page) -> list[str]:
     return page.evaluate(  # type: ignore[no-any-return]
-        "() => [...document.querySelectorAll('.chat-messages > .message')].map((m) => m.dataset.id)"
+        "() => [...document.querySelectorAll('.chat-messages .message')].map((m) => m.dataset.id)"
     )

@@ -23,7 +23,7 @@ HOSTILE = "\n\n".join(
         "<script>window.__pwned = 'script'; alert(2)</script>",
         f'<svg onload="window.__pwned = \'svg\'"><image href="/{BEACON}/svg"/></svg>',
         f'<iframe src="/{BEACON}/iframe"></iframe>',
-        '<a href="javascript:window.__pwned=\'raw-link\'">raw link</a>',
+        "<a href=\"javascript:window.__pwned='raw-link'\">raw link</a>",
         "[md link](javascript:window.__pwned='md-link')",
         "[spaced](  javascript:window.__pwned='spaced')",
         "[entity](jav&#x61;script:window.__pwned='entity')",
@@ -49,7 +49,9 @@ def watch(page: Page) -> dict[str, list[Any]]:
     return seen
 
 
-def test_hostile_html_in_an_answer_renders_as_text_and_runs_nothing(page: Page, service: Service) -> None:
+def test_hostile_html_in_an_answer_renders_as_text_and_runs_nothing(
+    page: Page, service: Service
+) -> None:
     sid = create_session(service)
     publish(service, sid, assistant("evil", HOSTILE))
     seen = watch(page)
@@ -64,14 +66,25 @@ def test_hostile_html_in_an_answer_renders_as_text_and_runs_nothing(page: Page, 
     # Raw HTML arrived as text, not as elements.
     expect(answer).to_contain_text("<img src=")
     expect(answer).to_contain_text("<script>window.__pwned")
-    for tag in ("img", "script", "svg", "iframe", "form", "button:not(.code-copy)", "div[style]", "[onerror]", "[onload]", "[style]"):
+    for tag in (
+        "img",
+        "script",
+        "svg",
+        "iframe",
+        "form",
+        "button:not(.code-copy)",
+        "div[style]",
+        "[onerror]",
+        "[onload]",
+        "[style]",
+    ):
         assert answer.locator(tag).count() == 0, tag
 
     # Only the http(s) link kept an href, and it opens outside the app without an opener.
     links = answer.locator("a[href]")
-    assert links.evaluate_all("(els) => els.map((a) => [a.getAttribute('href'), a.target, a.rel])") == [
-        ["https://example.com/ok", "_blank", "noopener noreferrer"]
-    ]
+    assert links.evaluate_all(
+        "(els) => els.map((a) => [a.getAttribute('href'), a.target, a.rel])"
+    ) == [["https://example.com/ok", "_blank", "noopener noreferrer"]]
     # Clicking every link-looking thing runs nothing either.
     for link in answer.locator("a").all():
         if link.get_attribute("href") is None:
@@ -87,9 +100,22 @@ def test_a_hostile_answer_streamed_in_by_deltas_runs_nothing(page: Page, service
     sid = create_session(service)
     seen = watch(page)
     open_chat(page, service, sid)
-    publish(service, sid, [("session.step.started", {"message_id": "live", "agent": "build", "model": {"id": "m", "provider_id": "p"}})])
+    publish(
+        service,
+        sid,
+        [
+            (
+                "session.step.started",
+                {"message_id": "live", "agent": "build", "model": {"id": "m", "provider_id": "p"}},
+            )
+        ],
+    )
     for start in range(0, len(HOSTILE), 40):
-        publish(service, sid, [("session.text.delta", {"message_id": "live", "delta": HOSTILE[start : start + 40]})])
+        publish(
+            service,
+            sid,
+            [("session.text.delta", {"message_id": "live", "delta": HOSTILE[start : start + 40]})],
+        )
     streaming = page.locator(".msg-assistant .markdown")
     expect(streaming).to_contain_text("fine")
     assert streaming.locator("img, script, svg, iframe, form, [onerror], [style]").count() == 0
@@ -105,8 +131,19 @@ def test_user_text_and_tool_output_are_plain_text(page: Page, service: Service) 
         sid,
         [
             ("session.prompted", {"message_id": "u1", "text": payload, "mode": "queue"}),
-            ("session.step.started", {"message_id": "a1", "agent": "build", "model": {"id": "m", "provider_id": "p"}}),
-            ("session.tool.called", {"message_id": "a1", "call_id": "c1", "name": "shell", "input": {"command": payload}}),
+            (
+                "session.step.started",
+                {"message_id": "a1", "agent": "build", "model": {"id": "m", "provider_id": "p"}},
+            ),
+            (
+                "session.tool.called",
+                {
+                    "message_id": "a1",
+                    "call_id": "c1",
+                    "name": "shell",
+                    "input": {"command": payload},
+                },
+            ),
             ("session.tool.success", {"message_id": "a1", "call_id": "c1", "content": payload}),
             ("session.step.ended", {"message_id": "a1", "finish": "stop"}),
         ],
@@ -119,14 +156,19 @@ def test_user_text_and_tool_output_are_plain_text(page: Page, service: Service) 
     assert page.evaluate("() => window.__pwned") is None
 
 
-def test_the_page_enforces_trusted_types_for_html_and_script_sinks(page: Page, service: Service) -> None:
+def test_the_page_enforces_trusted_types_for_html_and_script_sinks(
+    page: Page, service: Service
+) -> None:
     open_chat(page, service, create_session(service))
     result = page.evaluate(
         """() => {
             const out = {}
             try { document.createElement('div').innerHTML = '<b>x</b>'; out.html = 'allowed' }
             catch (e) { out.html = e.name }
-            try { trustedTypes.createPolicy('evil', { createHTML: (s) => s }); out.policy = 'allowed' }
+            try {
+                trustedTypes.createPolicy('evil', { createHTML: (s) => s })
+                out.policy = 'allowed'
+            }
             catch (e) { out.policy = e.name }
             return out
         }"""

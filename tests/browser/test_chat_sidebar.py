@@ -31,7 +31,9 @@ def test_new_session_from_the_sidebar_runs_in_the_chosen_folder_shown_in_its_hea
     expect(dialog).to_be_hidden()
 
     sessions = service.request("GET", "/api/session")
-    assert [(s["title"], s["directory"]) for s in sessions] == [("Refactor parser", os.path.realpath(folder))]
+    assert [(s["title"], s["directory"]) for s in sessions] == [
+        ("Refactor parser", os.path.realpath(folder))
+    ]
     expect(page.locator(".session-item .session-title")).to_have_text(["Refactor parser"])
     # The new session is open, its folder in the header.
     expect(page.locator(".chat-title")).to_have_text("Refactor parser")
@@ -72,7 +74,9 @@ def test_rename_changes_the_title_everywhere(page: Page, service: Service) -> No
     field = item.get_by_label("Session title")
     field.fill("New name")
     field.press("Enter")
-    wait_until(lambda: service.request("GET", f"/api/session/{sid}")["title"] == "New name", what="rename")
+    wait_until(
+        lambda: service.request("GET", f"/api/session/{sid}")["title"] == "New name", what="rename"
+    )
     expect(item.locator(".session-title")).to_have_text("New name")
 
 
@@ -89,12 +93,16 @@ def test_delete_asks_first_and_cancel_keeps_the_session(page: Page, service: Ser
 
     item.hover()
     item.get_by_role("button", name="Delete Doomed").click()
-    page.get_by_role("dialog", name="Delete session").get_by_role("button", name="Delete session").click()
+    page.get_by_role("dialog", name="Delete session").get_by_role(
+        "button", name="Delete session"
+    ).click()
     expect(item).to_have_count(0)
     assert service.request("GET", "/api/session") == []
 
 
-def test_sessions_created_and_deleted_elsewhere_appear_and_vanish_live(page: Page, service: Service) -> None:
+def test_sessions_created_and_deleted_elsewhere_appear_and_vanish_live(
+    page: Page, service: Service
+) -> None:
     sign_in(page, service)
     sid = create_session(service, "From elsewhere")
     expect(sidebar_item(page, sid)).to_have_count(1)
@@ -102,7 +110,9 @@ def test_sessions_created_and_deleted_elsewhere_appear_and_vanish_live(page: Pag
     expect(sidebar_item(page, sid)).to_have_count(0)
 
 
-def test_status_icons_differ_in_shape_and_name_not_only_colour(page: Page, service: Service) -> None:
+def test_status_icons_differ_in_shape_and_name_not_only_colour(
+    page: Page, service: Service
+) -> None:
     sid = create_session(service, "Worker")
     sign_in(page, service)
     icon = sidebar_item(page, sid).locator(".session-status")
@@ -118,8 +128,14 @@ def test_status_icons_differ_in_shape_and_name_not_only_colour(page: Page, servi
         service,
         sid,
         [
-            ("session.step.started", {"message_id": "a1", "agent": "build", "model": {"id": "m", "provider_id": "p"}}),
-            ("session.step.failed", {"message_id": "a1", "error": {"type": "provider", "message": "boom"}}),
+            (
+                "session.step.started",
+                {"message_id": "a1", "agent": "build", "model": {"id": "m", "provider_id": "p"}},
+            ),
+            (
+                "session.step.failed",
+                {"message_id": "a1", "error": {"type": "provider", "message": "boom"}},
+            ),
         ],
     )
     expect(icon).to_have_attribute("aria-label", "Error")

@@ -269,3 +269,20 @@ describe("actions", () => {
     expect(store.recentFolders.value).toEqual(["/y", "/x"])
   })
 })
+
+describe("resync", () => {
+  test("after missed events every open thread is re-read in place, dropping what it had", async () => {
+    const { server, store, thread } = await loadedStore([{ id: "u1", type: "user", text: "kept?", time: { created: 1 } }], 1)
+    const resync = store.resync()
+    ;(await server.next("/api/session")).resolve({ data: [] })
+    ;(await server.next("/message")).resolve({ data: [{ id: "u2", type: "user", text: "fresh", time: { created: 2 } }], cursor: { previous: null }, seq: 5 })
+    await resync
+    expect(store.thread(SID)).toBe(thread) // views hold this object
+    expect(thread.ids.value).toEqual(["u2"])
+    expect(thread.chunks.value.map((c) => c.ids.value)).toEqual([["u2"]])
+    // A live event at or below the read's seq is already in it.
+    store.handle("x", event("session.prompted", 5, { message_id: "u2", text: "fresh", mode: "queue" }))
+    store.handle("x", event("session.prompted", 6, { message_id: "u3", text: "new", mode: "queue" }))
+    expect(thread.ids.value).toEqual(["u2", "u3"])
+  })
+})

@@ -1,7 +1,7 @@
 // The open session: header (title, folder, status), the message list, and the slots the agent
 // issue fills (retry banner, prompt box).
 
-import { useLayoutEffect, useRef } from "preact/hooks"
+import { useLayoutEffect, useRef, useState } from "preact/hooks"
 import { html } from "./html.js"
 import { SessionStatusIcon } from "./icons.js"
 import { MessageItem } from "./messages.js"
@@ -9,6 +9,8 @@ import { MessageItem } from "./messages.js"
 /** Start loading the previous page while this many pixels of history are still above. */
 const OLDER_MARGIN = 800
 const STICK_MARGIN = 40
+/** Messages a chunk renders per animation frame: a page at once blocked the page for 50+ ms. */
+const SLICE = 10
 
 // ---- slots for the agent issue ----------------------------------------------------------------
 
@@ -38,6 +40,36 @@ async function copyCode(button) {
   setTimeout(() => (button.textContent = "Copy"), 1500)
 }
 
+/**
+ * One page's messages: a chunk re-renders alone when a live message joins it. A new chunk
+ * renders SLICE messages per frame, newest first (nearest the reader); Chromium's scroll
+ * anchoring keeps the view still as older ones appear above. Each message is laid out in
+ * full once ("measured" two frames later, after its size was recorded), then
+ * content-visibility skips it off screen at its remembered size.
+ */
+function Chunk({ chunk, thread, store, busy }) {
+  const ids = chunk.ids.value
+  const [pending, setPending] = useState(() => Math.max(0, ids.length - SLICE)) // oldest ids not rendered yet
+  const ref = useRef(null)
+  useLayoutEffect(() => {
+    const root = ref.current
+    const fresh = root.querySelectorAll(".message:not(.measured)")
+    const complete = pending === 0
+    const frames = [0, 0]
+    frames[0] = requestAnimationFrame(() => {
+      frames[1] = requestAnimationFrame(() => {
+        fresh.forEach((m) => m.classList.add("measured"))
+        if (complete) root.classList.add("measured")
+      })
+      if (!complete) setPending((p) => Math.max(0, p - SLICE))
+    })
+    return () => frames.forEach(cancelAnimationFrame)
+  }, [pending, ids])
+  return html`<div class="chat-chunk" ref=${ref}>
+    ${ids.slice(pending).map((id) => html`<${MessageItem} key=${id} sig=${thread.messages.get(id)} thread=${thread} store=${store} busy=${busy} />`)}
+  </div>`
+}
+
 function MessageList({ store, thread, busy }) {
   const scroller = useRef(null)
   const previous = useRef({ first: null, last: null, count: 0 })
@@ -45,7 +77,7 @@ function MessageList({ store, thread, busy }) {
   const older = thread.older.value
   // Read during render, before Preact commits: the layout effect compares against it. The
   // oldest loaded message is the anchor an older page is prepended above.
-  const firstBefore = scroller.current?.querySelector(".chat-messages > .message")
+  const firstBefore = scroller.current?.querySelector(".chat-messages .message")
   const anchorTop = firstBefore?.getBoundingClientRect().top ?? 0
   const wasAtBottom = scroller.current
     ? scroller.current.scrollHeight - scroller.current.scrollTop - scroller.current.clientHeight < STICK_MARGIN
@@ -71,11 +103,6 @@ function MessageList({ store, thread, busy }) {
       el.scrollTop = el.scrollHeight // a new message while reading the newest: follow it
     }
     previous.current = { first, last, count: ids.length }
-    // New messages are laid out once for real (not skipped by content-visibility), so each
-    // has a remembered size when it is skipped later: no jumps when scrolling back to them.
-    // Two frames: the size is recorded after the first frame's layout.
-    const fresh = el.querySelectorAll(".chat-messages > .message:not(.measured)")
-    if (fresh.length) requestAnimationFrame(() => requestAnimationFrame(() => fresh.forEach((m) => m.classList.add("measured"))))
     maybeLoadOlder()
   }, [ids])
 
@@ -92,7 +119,7 @@ function MessageList({ store, thread, busy }) {
     ${thread.state.value === "error" && html`<p class="form-error" role="alert">Could not load messages: ${thread.error.value}</p>`}
     ${thread.state.value === "ready" && ids.length === 0 && html`<p class="placeholder chat-empty">No messages yet.</p>`}
     <div class="chat-messages" role="feed" aria-busy=${thread.state.value === "loading" ? "true" : "false"}>
-      ${ids.map((id) => html`<${MessageItem} key=${id} sig=${thread.messages.get(id)} thread=${thread} store=${store} busy=${busy} />`)}
+      ${thread.chunks.value.map((chunk) => html`<${Chunk} key=${chunk.key} chunk=${chunk} thread=${thread} store=${store} busy=${busy} />`)}
     </div>
   </div>`
 }

@@ -20,6 +20,9 @@ export class Thread {
   constructor(sessionId) {
     this.sessionId = sessionId
     this.ids = signal([]) // message ids, oldest first
+    // The same ids in chunks (one per page read, live messages join the newest chunk): the
+    // view renders a chunk per component, so prepending a page costs a page, not the history.
+    this.chunks = signal([]) // [{key, ids: signal([...])}], oldest first
     this.messages = new Map() // id -> signal(message)
     this.known = new Map() // id -> session seq the message's state is known at
     this.seq = 0 // the highest seq of this session's live events applied
@@ -33,6 +36,22 @@ export class Thread {
 
   message(id) {
     return this.messages.get(id)?.value ?? null
+  }
+
+  /** Forget everything (after missed events); the same object, so views keep their reference. */
+  reset() {
+    batch(() => {
+      this.messages.clear()
+      this.known.clear()
+      this.streaming.clear()
+      this.seq = 0
+      this.ids.value = []
+      this.chunks.value = []
+      this.older.value = { cursor: null, loading: false, done: true }
+      this.retry.value = null
+      this.error.value = null
+      this.state.value = "idle"
+    })
   }
 
   list() {
@@ -63,7 +82,10 @@ export class Thread {
       }
       this.known.set(row.id, readSeq)
     }
-    if (added.length) this.ids.value = [...added, ...this.ids.value]
+    if (added.length) {
+      this.ids.value = [...added, ...this.ids.value]
+      this.chunks.value = [{ key: added[0], ids: signal(added) }, ...this.chunks.value]
+    }
   }
 
   /** Applies one durable event of this session; returns true when a message changed. */
@@ -81,6 +103,10 @@ export class Thread {
       this.messages.set(id, signal(create(event)))
       this.known.set(id, event.seq)
       this.ids.value = [...this.ids.value, id]
+      const chunks = this.chunks.value
+      const last = chunks[chunks.length - 1]
+      if (last) last.ids.value = [...last.ids.value, id]
+      else this.chunks.value = [{ key: id, ids: signal([id]) }]
       return true
     }
     const update = UPDATE[event.type]
@@ -279,7 +305,7 @@ export function createChatStore({ request }) {
   /** After missed events (a resync): re-read the list and every loaded thread. */
   async function resync() {
     const open = [...threads.values()].filter((t) => t.state.value !== "idle")
-    threads.clear()
+    for (const t of threads.values()) t.reset()
     await loadSessions().catch(() => null)
     await Promise.all(open.map((t) => openThread(t.sessionId)))
   }
