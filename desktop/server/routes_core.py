@@ -42,9 +42,12 @@ async def event_stream(request: web.Request) -> web.StreamResponse:
         )
         await response.prepare(request)
         kind, props = connected_event()
-        await response.write(b"retry: 1000\n" + encode_event(kind, props))
-        async for frame in sub.frames():
-            await response.write(frame)
+        try:
+            await response.write(b"retry: 1000\n" + encode_event(kind, props))
+            async for frame in sub.frames():
+                await response.write(frame)
+        except ConnectionResetError:
+            pass  # the client left (aiohttp's ClientConnectionResetError): a normal end
         return response
     finally:
         bus.unsubscribe(sub)
