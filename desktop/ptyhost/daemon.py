@@ -22,7 +22,9 @@ import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import cast
 
+from desktop import eventloop
 from desktop.config import Settings
 from desktop.native import spawn
 from desktop.process.lock import FileLock
@@ -104,9 +106,9 @@ class HostConnection(asyncio.Protocol):
     # ----- asyncio.Protocol -------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-        transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
+        # uvloop's transports implement asyncio.Transport without subclassing it.
+        self.transport = cast(asyncio.Transport, transport)
+        self.transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
         self._hello_timer = self.host.loop.call_later(HELLO_TIMEOUT, self._hello_timeout)
 
     def data_received(self, data: bytes) -> None:
@@ -686,6 +688,6 @@ def run(settings: Settings) -> int:
 
     started = time.monotonic()
     try:
-        return asyncio.run(main())
+        return eventloop.run(main())
     finally:
         log.info("PTY host exited after %.0f s", time.monotonic() - started)

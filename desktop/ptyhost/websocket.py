@@ -20,6 +20,7 @@ import contextlib
 import logging
 import socket
 from collections.abc import Callable
+from typing import cast
 
 from websockets.frames import Frame, Opcode
 from websockets.protocol import State
@@ -63,16 +64,16 @@ class WebSocketSink(asyncio.Protocol):
     # ----- asyncio.Protocol -------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # uvloop's transports implement asyncio.Transport without subclassing it.
+        self.transport = cast(asyncio.Transport, transport)
         raw = transport.get_extra_info("socket")
         if raw is not None:
             with contextlib.suppress(OSError):
                 raw.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
+        self.transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
         # Nothing the client sends matters before the attachment is live.
-        transport.pause_reading()
-        transport.write(self._handshake)
+        self.transport.pause_reading()
+        self.transport.write(self._handshake)
 
     def data_received(self, data: bytes) -> None:
         self.parser.receive_data(data)
