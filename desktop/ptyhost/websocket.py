@@ -3,10 +3,11 @@
 The service authenticates the request and checks the handshake, then passes the connected
 TCP socket here (handoff.py); from then on keystrokes and output cross one process. Frames
 the client sends are parsed by the sans-I/O protocol of `websockets` (masking, fragments,
-ping/pong, UTF-8, the 1 MiB message limit and the close codes that go with them: 1009 too
+ping/pong, the 1 MiB message limit and the close codes that go with them: 1009 too
 big, 1007 bad UTF-8, 1002 protocol errors, as aiohttp answered when the service relayed).
-Frames to the client are written by wsframe.py, one socket write each. Text frames are
-parsed with the same rules the service applied (validation.parse_client_text).
+Frames to the client are written by wsframe.py, one socket write each. Text messages
+are decoded here (strict UTF-8) and parsed with the rules the service applied before
+(validation.parse_client_text).
 
 Flow control is the same as on a host connection: the attachment stops sending when the
 client's unacknowledged bytes reach the window or when the socket's send buffer is above
@@ -39,6 +40,7 @@ WRITE_HIGH_WATER = 1024 * 1024
 CLOSE_TIMEOUT = 5.0
 GOING_AWAY = 1001
 NORMAL = 1000
+INVALID_DATA = 1007
 
 
 class WebSocketSink(asyncio.Protocol):
@@ -76,6 +78,13 @@ class WebSocketSink(asyncio.Protocol):
         self.transport.write(self._handshake)
 
     def data_received(self, data: bytes) -> None:
+        if not self._live:
+            # uvloop may deliver a first read despite pause_reading() in connection_made:
+            # keep it for go_live(), in order, and stop reading (bounded by the kernel).
+            self._pending += data
+            if self.transport is not None:
+                self.transport.pause_reading()
+            return
         self.parser.receive_data(data)
         self._process()
 
@@ -202,7 +211,13 @@ class WebSocketSink(asyncio.Protocol):
             attachment.handle_input(data)
             return
         try:
-            parsed = parse_client_text(data.decode("utf-8", "replace"))
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            # The sans-I/O layer leaves text decoding to us: 1007, as RFC 6455 says.
+            self.parser.fail(INVALID_DATA, "Text frames must be valid UTF-8.")
+            return
+        try:
+            parsed = parse_client_text(text)
         except PtyHostError as exc:
             attachment.error(exc)
             return
