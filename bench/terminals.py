@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 from desktop.native import spawn  # noqa: E402
 
 MB = 1_000_000
+ECHO_TIMEOUT = 5.0
 MiB = 1024 * 1024
 
 
@@ -218,7 +219,11 @@ class Bench:
             started = time.perf_counter()
             await socket.send_bytes(b"x")
             while True:
-                message = await socket.receive()
+                try:
+                    message = await asyncio.wait_for(socket.receive(), ECHO_TIMEOUT)
+                except TimeoutError:
+                    progress("an echo never came (sample dropped)")
+                    break
                 if message.type == aiohttp.WSMsgType.BINARY:
                     echoed = b"x" in message.data
                     if echoed:
@@ -618,12 +623,16 @@ async def onehop_echo(
             started = time.perf_counter()
             await ws.send_bytes(b"x")
             while True:
-                message = await ws.receive()
+                try:
+                    message = await asyncio.wait_for(ws.receive(), ECHO_TIMEOUT)
+                except TimeoutError:
+                    progress("an echo never came (sample dropped)")
+                    break
                 if message.type != aiohttp.WSMsgType.BINARY:
                     raise RuntimeError(f"socket ended: {message}")
                 if b"x" in message.data:
+                    latencies.append(time.perf_counter() - started)
                     break
-            latencies.append(time.perf_counter() - started)
             if pause:
                 await asyncio.sleep(pause)
         return latencies
