@@ -47,9 +47,12 @@ async def terminal(request: web.Request) -> web.StreamResponse:
     loop.add_reader(process.fd, readable.set)
 
     async def pump() -> None:
-        with contextlib.suppress(ConnectionError):
-            await read_loop()
-        loop.remove_reader(process.fd)
+        try:
+            with contextlib.suppress(ConnectionError):
+                await read_loop()
+        finally:
+            # Before the fd is closed: a stale registration would swallow the next one's events.
+            loop.remove_reader(process.fd)
         await socket.close()
 
     async def read_loop() -> None:
