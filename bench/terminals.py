@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 from desktop.native import spawn  # noqa: E402
 
 MB = 1_000_000
+ECHO_TIMEOUT = 5.0
 MiB = 1024 * 1024
 
 
@@ -73,7 +74,7 @@ def raw_pty_read(command: str) -> tuple[int, float]:
     return total, elapsed
 
 
-def raw_echo_latencies(samples: int) -> list[float]:
+def raw_echo_latencies(samples: int, pause: float = 0.0) -> list[float]:
     process = spawn(["cat"], env=dict(os.environ), cwd="/", cols=80, rows=24)
     poller = select.poll()
     poller.register(process.fd, select.POLLIN)
@@ -88,6 +89,8 @@ def raw_echo_latencies(samples: int) -> list[float]:
                 break
         latencies.append(time.perf_counter() - started)
         buffer[:] = bytes(len(buffer))
+        if pause:
+            time.sleep(pause)
     process.signal_group(signal.SIGKILL)
     process.close()
     return latencies
@@ -97,6 +100,9 @@ def raw_echo_latencies(samples: int) -> list[float]:
 
 
 class Service:
+    # Which checkout's `desktop` runs (--desk-root: measure another commit in the same run).
+    root = ROOT
+
     def __init__(self, base: Path) -> None:
         self.data = base / "data"
         self.runtime = base / "run"
@@ -104,6 +110,7 @@ class Service:
             **os.environ,
             "DESK_DATA_DIR": str(self.data),
             "DESK_RUNTIME_DIR": str(self.runtime),
+            "PYTHONPATH": str(self.root),
         }
         self.process: subprocess.Popen[str] | None = None
         self.url = ""
@@ -116,7 +123,7 @@ class Service:
             stderr=subprocess.DEVNULL,
             text=True,
             env=self.env,
-            cwd=str(ROOT),
+            cwd=str(self.root),
         )
         assert self.process.stdout is not None
         ready = json.loads(self.process.stdout.readline())
@@ -203,7 +210,7 @@ class Bench:
         await self.delete(info["id"])
         return total, elapsed
 
-    async def echo_latencies(self, samples: int) -> list[float]:
+    async def echo_latencies(self, samples: int, pause: float = 0.0) -> list[float]:
         info = await self.create("exec cat")
         socket = await self.connect(info["id"])
         await self.read_until_replayed(socket)
@@ -212,14 +219,23 @@ class Bench:
             started = time.perf_counter()
             await socket.send_bytes(b"x")
             while True:
-                message = await socket.receive()
+                try:
+                    message = await asyncio.wait_for(socket.receive(), ECHO_TIMEOUT)
+                except TimeoutError:
+                    progress("an echo never came (sample dropped)")
+                    break
                 if message.type == aiohttp.WSMsgType.BINARY:
+                    echoed = b"x" in message.data
+                    if echoed:
+                        # The echo is here: stop the clock before acking it.
+                        latencies.append(time.perf_counter() - started)
                     await socket.send_str(json.dumps({"type": "ack", "bytes": len(message.data)}))
-                    if b"x" in message.data:
+                    if echoed:
                         break
                 elif message.type not in (aiohttp.WSMsgType.TEXT,):
                     raise RuntimeError(f"socket ended: {message}")
-            latencies.append(time.perf_counter() - started)
+            if pause:
+                await asyncio.sleep(pause)
         await socket.close()
         await self.delete(info["id"])
         return latencies
@@ -265,15 +281,16 @@ def percentile_ms(values: list[float], fraction: float) -> float:
 
 
 Row = tuple[str, str, str, str]
-SECTIONS = ("throughput", "echo", "reattach", "memory")
+SECTIONS = ("hops", "throughput", "echo", "reattach", "memory")
 
 
 def wanted(args: argparse.Namespace, section: str) -> bool:
     return not args.only or section in args.only
 
 
-async def run(args: argparse.Namespace) -> list[Row]:
+async def run(args: argparse.Namespace) -> tuple[list[Row], list[HopRow]]:
     rows: list[Row] = []
+    hop_rows: list[HopRow] = []
     with tempfile.TemporaryDirectory(prefix="desk-bench-", dir="/tmp") as base:
         service = Service(Path(base))
         service.start()
@@ -281,6 +298,8 @@ async def run(args: argparse.Namespace) -> list[Row]:
             async with aiohttp.ClientSession(headers=service.headers) as session:
                 bench = Bench(service, session)
                 await bench.create("true")  # start the PTY host
+                if wanted(args, "hops"):
+                    hop_rows = await hops(bench, args)
                 if wanted(args, "throughput"):
                     rows.extend(await throughputs(bench, args))
                 if wanted(args, "echo"):
@@ -290,7 +309,7 @@ async def run(args: argparse.Namespace) -> list[Row]:
         finally:
             await service.stop()
     if not wanted(args, "memory"):
-        return rows
+        return rows, hop_rows
     # Memory in a fresh service and host, so earlier floods do not blur the figures.
     with tempfile.TemporaryDirectory(prefix="desk-bench-", dir="/tmp") as base:
         service = Service(Path(base))
@@ -302,7 +321,7 @@ async def run(args: argparse.Namespace) -> list[Row]:
                 rows.extend(await memory(bench, service, args))
         finally:
             await service.stop()
-    return rows
+    return rows, hop_rows
 
 
 async def throughputs(bench: Bench, args: argparse.Namespace) -> list[Row]:
@@ -556,6 +575,220 @@ async def memory(bench: Bench, service: Service, args: argparse.Namespace) -> li
     return rows
 
 
+# ----- the one-hop baseline (bench/onehop.py: one process reads the PTY and writes frames) --
+
+
+class OneHop:
+    """bench/onehop.py in a subprocess: the shape of ttyd and terminado."""
+
+    def __init__(self, loop: str) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(ROOT / "bench" / "onehop.py"), "--loop", loop],
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd=str(ROOT),
+        )
+        assert self.process.stdout is not None
+        self.url = str(json.loads(self.process.stdout.readline())["url"])
+
+    def ws_url(self, command: str) -> str:
+        from urllib.parse import quote
+
+        return self.url.replace("http", "ws", 1) + "/ws?command=" + quote(command)
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(10)
+
+
+async def onehop_throughput(
+    session: aiohttp.ClientSession, onehop: OneHop, command: str
+) -> tuple[int, float]:
+    async with session.ws_connect(onehop.ws_url("read go; " + command), max_msg_size=0) as ws:
+        await ws.send_bytes(b"\r")
+        started = time.perf_counter()
+        total = 0
+        async for message in ws:
+            if message.type == aiohttp.WSMsgType.BINARY:
+                total += len(message.data)
+        return total, time.perf_counter() - started
+
+
+async def onehop_echo(
+    session: aiohttp.ClientSession, onehop: OneHop, samples: int, pause: float
+) -> list[float]:
+    async with session.ws_connect(onehop.ws_url("exec cat"), max_msg_size=0) as ws:
+        latencies = []
+        for _ in range(samples):
+            started = time.perf_counter()
+            await ws.send_bytes(b"x")
+            while True:
+                try:
+                    message = await asyncio.wait_for(ws.receive(), ECHO_TIMEOUT)
+                except TimeoutError:
+                    progress("an echo never came (sample dropped)")
+                    break
+                if message.type != aiohttp.WSMsgType.BINARY:
+                    raise RuntimeError(f"socket ended: {message}")
+                if b"x" in message.data:
+                    latencies.append(time.perf_counter() - started)
+                    break
+            if pause:
+                await asyncio.sleep(pause)
+        return latencies
+
+
+def onehop_flood_readers(onehop: OneHop, count: int) -> subprocess.Popen[bytes]:
+    """A separate process with `count` tabs of the baseline, each reading a `yes` flood."""
+    url = onehop.ws_url("exec yes 'flood flood flood'")
+    code = f"""
+import asyncio, aiohttp
+async def tab(session):
+    async with session.ws_connect({url!r}, max_msg_size=0) as ws:
+        async for message in ws:
+            pass
+async def main():
+    async with aiohttp.ClientSession() as session:
+        await asyncio.gather(*(tab(session) for _ in range({count})))
+asyncio.run(main())
+"""
+    return subprocess.Popen([sys.executable, "-c", code], cwd=str(ROOT))
+
+
+HopRow = tuple[str, str, str, str, str]
+ROUNDS = 5
+PAUSE = 0.010
+
+
+def rate(size: int, seconds: float) -> float:
+    return size / seconds / MB
+
+
+def p50s(rounds: list[list[float]]) -> str:
+    return " ".join(f"{median_ms(values):.2f}" for values in rounds)
+
+
+async def hops(bench: Bench, args: argparse.Namespace) -> list[HopRow]:
+    """Desk against the one-hop baseline and the raw PTY read, interleaved in one run."""
+    rows: list[HopRow] = []
+    onehop = OneHop(args.baseline_loop)
+    try:
+        async with aiohttp.ClientSession() as plain:
+            rows.extend(await hop_throughputs(bench, plain, onehop, args))
+            rows.extend(await hop_echoes(bench, plain, onehop, args))
+    finally:
+        onehop.stop()
+    return rows
+
+
+async def hop_throughputs(
+    bench: Bench, plain: aiohttp.ClientSession, onehop: OneHop, args: argparse.Namespace
+) -> list[HopRow]:
+    rows: list[HopRow] = []
+    bulk_size = 20 * MB if args.quick else 100 * MB
+    seq_count = 2_000_000 if args.quick else 10_000_000
+    for name, command in (
+        (f"{bulk_size // MB} MB of 'a'", bulk_command(bulk_size)),
+        (f"{bulk_size // MB} MB of 80-column lines", lines_command(bulk_size)),
+        (f"seq 1 {seq_count}", seq_command(seq_count)),
+    ):
+        progress(f"hops, throughput: {name}")
+        ours, base, raw = [], [], []
+        for _ in range(args.runs):
+            ours.append(rate(*await bench.throughput(command)))
+            base.append(rate(*await onehop_throughput(plain, onehop, command)))
+            raw.append(rate(*await asyncio.to_thread(raw_pty_read, command)))
+        desk, one, pty = (statistics.median(v) for v in (ours, base, raw))
+        rows.append(
+            (
+                f"throughput, {name}, MB/s",
+                f"{desk:.1f}",
+                f"{one:.1f}",
+                f"{pty:.1f}",
+                f"{desk / one:.2f}x one-hop, {desk / pty:.2f}x raw",
+            )
+        )
+    return rows
+
+
+async def hop_echoes(
+    bench: Bench, plain: aiohttp.ClientSession, onehop: OneHop, args: argparse.Namespace
+) -> list[HopRow]:
+    rows: list[HopRow] = []
+    samples = 100 if args.quick else 200
+    for label, pause in (("10 ms pause between samples", PAUSE), ("back to back", 0.0)):
+        progress(f"hops, echo idle, {label}")
+        ours: list[list[float]] = []
+        base: list[list[float]] = []
+        raw: list[list[float]] = []
+        for _ in range(ROUNDS):
+            ours.append(await bench.echo_latencies(samples, pause))
+            base.append(await onehop_echo(plain, onehop, samples, pause))
+            raw.append(await asyncio.to_thread(raw_echo_latencies, samples, pause))
+        rows.extend(echo_rows(f"echo idle, {label}", ours, base, raw))
+    progress("hops, echo beside 4 floods read by 4 tabs")
+    floods = [await bench.create("exec yes 'flood flood flood'") for _ in range(4)]
+    service = bench.service
+    desk_readers = flood_readers(service.url, service.token, [f["id"] for f in floods])
+    ours, base = [], []
+    try:
+        await asyncio.sleep(1.0)
+        # Interleaved by round: the baseline's floods run only while it is measured.
+        for _ in range(ROUNDS):
+            desk_readers.send_signal(signal.SIGCONT)
+            await asyncio.sleep(0.3)
+            ours.append(await bench.echo_latencies(samples, PAUSE))
+            desk_readers.send_signal(signal.SIGSTOP)
+            base_readers = onehop_flood_readers(onehop, 4)
+            await asyncio.sleep(1.0)
+            base.append(await onehop_echo(plain, onehop, samples, PAUSE))
+            base_readers.kill()
+            base_readers.wait()
+    finally:
+        desk_readers.kill()
+        desk_readers.wait()
+        for flood in floods:
+            await bench.delete(flood["id"])
+    rows.extend(echo_rows("echo beside 4 floods (10 ms pause)", ours, base, None))
+    return rows
+
+
+def echo_rows(
+    name: str,
+    ours: list[list[float]],
+    base: list[list[float]],
+    raw: list[list[float]] | None,
+) -> list[HopRow]:
+    rows: list[HopRow] = []
+    pooled = [[x for values in group for x in values] for group in (ours, base, raw or [])]
+    for label, fraction in (("p50", 0.5), ("p99", 0.99)):
+        desk, one = (percentile_ms(v, fraction) for v in pooled[:2])
+        pty = f"{percentile_ms(pooled[2], fraction):.2f}" if raw else ""
+        rows.append((f"{name}, {label} ms", f"{desk:.2f}", f"{one:.2f}", pty, f"{desk / one:.2f}x"))
+    rows.append(
+        (
+            "  per-round p50s",
+            p50s(ours),
+            p50s(base),
+            p50s(raw) if raw else "",
+            "",
+        )
+    )
+    return rows
+
+
+def print_hops(rows: list[HopRow], loop: str) -> None:
+    header = ("figure", "desk", f"one-hop ({loop})", "raw PTY", "desk / one-hop")
+    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(5)]
+    line = "  ".join("-" * width for width in widths)
+    print(line)
+    print("  ".join(str(header[i]).ljust(widths[i]) for i in range(5)))
+    print(line)
+    for row in rows:
+        print("  ".join(str(row[i]).ljust(widths[i]) for i in range(5)))
+    print(line)
+
+
 def print_table(rows: list[Row]) -> None:
     header = ("measure", "desk (service + host + WS)", "raw PTY baseline", "ratio / note")
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(4)]
@@ -578,9 +811,26 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         help="run only these sections (repeatable); all by default",
     )
+    parser.add_argument(
+        "--desk-root",
+        type=Path,
+        default=ROOT,
+        help="run the service and PTY host of this checkout (e.g. an export of main)",
+    )
+    parser.add_argument(
+        "--baseline-loop",
+        choices=("uvloop", "asyncio"),
+        default="uvloop",
+        help="event loop of the one-hop baseline server",
+    )
     args = parser.parse_args(argv)
-    rows = asyncio.run(run(args))
-    print_table(rows)
+    Service.root = args.desk_root.resolve()
+    print(f"desk from {Service.root}", flush=True)
+    rows, hop_rows = asyncio.run(run(args))
+    if hop_rows:
+        print_hops(hop_rows, args.baseline_loop)
+    if rows:
+        print_table(rows)
     return 0
 
 

@@ -9,9 +9,13 @@ here. The service (desktop.server) may import only its side of the boundary:
 - protocol.py: frames, PtyHostError and PtyHostUnavailable (the one error type and shape);
 - validation.py: the limits, patterns and parsers both sides apply (parse_attach_query,
   parse_client_text, MAX_DIMENSION, ...);
-- hostfiles.py: where the daemon's socket, lock, log and registration are.
+- hostfiles.py: where the daemon's socket, lock, log and registration are;
+- handoff.py (`hand_off`): give an authenticated WebSocket's socket to the daemon;
+- wsframe.py (`accept_key`): the server half of the WebSocket wire format.
 
-Daemon side only: daemon.py (connections, requests), terminal.py (process, ring, screen,
+Daemon side only: daemon.py (connections, requests), websocket.py (a handed-off
+browser WebSocket as an attachment's sink; handoff.HandoffListener takes them),
+terminal.py (process, ring, screen,
 reader/writer, lifecycle), attachment.py (replay, flow control, roles), flow.py
 (FlowLimits), timers.py, spec.py (create request -> TerminalSpec), revive.py (save and
 revive policy), jobs.py (the agent's commands: terminals keyed by session and tool call,

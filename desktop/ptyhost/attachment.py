@@ -14,9 +14,9 @@ import asyncio
 import logging
 from typing import Protocol
 
-from desktop.ptyhost.protocol import PtyHostError, output_frame_size, write_output_header
+from desktop.ptyhost.protocol import PtyHostError
 from desktop.ptyhost.terminal import Terminal
-from desktop.ptyhost.validation import Ack, parse_client_message
+from desktop.ptyhost.validation import Ack, ClientMessage, parse_client_message
 
 log = logging.getLogger("desk.ptyhost")
 
@@ -24,10 +24,15 @@ REPLAY_CHUNK = 1024 * 1024
 
 
 class AttachmentSink(Protocol):
-    """The connection an attachment writes to."""
+    """The connection an attachment writes to: the service's host connection (protocol.py
+    frames) or a browser's WebSocket handed to the host (websocket.py)."""
 
     @property
     def write_paused(self) -> bool: ...
+    def output_buffer(self, length: int, offset: int, checkpoint: bool) -> tuple[bytearray, int]:
+        """A whole output frame for `length` bytes, header written; the bytes go at [1]."""
+        ...
+
     def send_frame(self, frame: bytes | bytearray) -> None: ...
     def send_json(self, message: dict[str, object]) -> None: ...
     def pause_reading(self) -> None: ...
@@ -116,8 +121,7 @@ class Attachment:
         view = memoryview(data)
         for start in range(0, len(data), REPLAY_CHUNK):
             piece = view[start : start + REPLAY_CHUNK]
-            frame = bytearray(output_frame_size(len(piece)))
-            at = write_output_header(frame, len(piece), end, checkpoint=True)
+            frame, at = self.sink.output_buffer(len(piece), end, True)
             frame[at:] = piece
             self.sink.send_frame(frame)
         self.bytes_sent += len(data)
@@ -126,8 +130,7 @@ class Attachment:
         ring = self.terminal.ring
         while start < end:
             count = min(end - start, chunk)
-            frame = bytearray(output_frame_size(count))
-            at = write_output_header(frame, count, start)
+            frame, at = self.sink.output_buffer(count, start, False)
             ring.copy_into(frame, at, start, start + count)
             self.sink.send_frame(frame)
             start += count
@@ -234,6 +237,9 @@ class Attachment:
         except PtyHostError as exc:
             self.error(exc)
             return
+        self.handle_client(parsed)
+
+    def handle_client(self, parsed: ClientMessage) -> None:
         if isinstance(parsed, Ack):
             self.bytes_acked = min(self.bytes_sent, self.bytes_acked + parsed.count)
             self.pump()

@@ -17,6 +17,7 @@ import itertools
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import cast
 
 from desktop.config import Settings
 from desktop.process.liveness import wait_for_exit_async
@@ -75,8 +76,8 @@ class FramedConnection(asyncio.Protocol):
     # asyncio.Protocol
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        # uvloop's transports implement asyncio.Transport without subclassing it.
+        self.transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
         try:

@@ -16,12 +16,15 @@ import logging
 import os
 import secrets
 import signal
+import socket
 import sys
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import cast
 
+from desktop import eventloop
 from desktop.config import Settings
 from desktop.native import PtyProcess, spawn
 from desktop.process.lock import FileLock
@@ -33,6 +36,12 @@ from desktop.process.registration import (
 from desktop.ptyhost import autosave, revive
 from desktop.ptyhost.attachment import Attachment
 from desktop.ptyhost.flow import FlowLimits
+from desktop.ptyhost.handoff import (
+    HANDOFF_SOCKET_NAME,
+    HandoffListener,
+    accept_value,
+    pending_bytes,
+)
 from desktop.ptyhost.hostfiles import lock_path, read_host_registration, socket_path, usable
 from desktop.ptyhost.jobs import Jobs
 from desktop.ptyhost.protocol import (
@@ -46,18 +55,23 @@ from desktop.ptyhost.protocol import (
     ProtocolError,
     PtyHostError,
     encode_json,
+    output_frame_size,
+    write_output_header,
 )
 from desktop.ptyhost.spec import TerminalSpec, parse_create
 from desktop.ptyhost.terminal import HostContext, Terminal
 from desktop.ptyhost.validation import (
     MAX_GROUP,
     MAX_TITLE,
+    AttachRequest,
     invalid,
     optional_str,
     parse_attach,
     parse_attachment_id,
     parse_size,
 )
+from desktop.ptyhost.websocket import GOING_AWAY, WebSocketSink
+from desktop.ptyhost.wsframe import handshake_response
 from desktop.values import strict_int
 
 log = logging.getLogger("desk.ptyhost")
@@ -93,9 +107,9 @@ class HostConnection(asyncio.Protocol):
     # ----- asyncio.Protocol -------------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
-        transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
+        # uvloop's transports implement asyncio.Transport without subclassing it.
+        self.transport = cast(asyncio.Transport, transport)
+        self.transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
         self._hello_timer = self.host.loop.call_later(HELLO_TIMEOUT, self._hello_timeout)
 
     def data_received(self, data: bytes) -> None:
@@ -136,6 +150,10 @@ class HostConnection(asyncio.Protocol):
     @property
     def write_paused(self) -> bool:
         return self._write_paused
+
+    def output_buffer(self, length: int, offset: int, checkpoint: bool) -> tuple[bytearray, int]:
+        frame = bytearray(output_frame_size(length))
+        return frame, write_output_header(frame, length, offset, checkpoint)
 
     def send_frame(self, frame: bytes | bytearray) -> None:
         if self.transport is not None and self.state != "closed":
@@ -264,6 +282,9 @@ class PtyHost:
         self.secret = secrets.token_hex(32)
         self.terminals: dict[str, Terminal] = {}
         self.connections: set[HostConnection] = set()
+        # Browsers' WebSockets handed over by the service (handoff.py); not service links.
+        self.websockets: set[WebSocketSink] = set()
+        self._websocket_tasks: set[asyncio.Task[None]] = set()
         self.authenticated = 0
         self.loop = asyncio.get_running_loop()
         self.executor = ThreadPoolExecutor(SCREEN_WORKERS, thread_name_prefix="desk-screen")
@@ -521,6 +542,12 @@ class PtyHost:
         )
         connection.attachment = attachment
         connection.send_json({"id": request_id, "ok": True, "result": None})
+        if await self._start(attachment, request) and connection.state == "attaching":
+            connection.state = "attached"
+            connection.resume_reading()
+
+    async def _start(self, attachment: Attachment, request: AttachRequest) -> bool:
+        """Replay and go live; False (the client told why, its connection closed) on failure."""
         try:
             await attachment.start(
                 request.cursor or 0,
@@ -529,12 +556,48 @@ class PtyHost:
                 same_epoch=request.epoch is None or request.epoch == self.epoch,
             )
         except PtyHostError as exc:
-            connection.send_json(exc.frame())
-            connection.close()
+            attachment.sink.send_json(exc.frame())
+            attachment.sink.close()
+            return False
+        return not attachment.closed
+
+    async def adopt_websocket(self, sock: socket.socket, message: dict[str, object]) -> None:
+        """Take a browser's WebSocket from the service (handoff.py) and attach it.
+
+        Refusals raise PtyHostError before anything is written to the socket."""
+        terminal = self.terminal(message)
+        request = parse_attach(message)
+        handshake = handshake_response(accept_value(message))
+        pending = pending_bytes(message)
+        sock.setblocking(False)
+        try:
+            _, sink = await self.loop.connect_accepted_socket(
+                lambda: WebSocketSink(handshake, pending, self.websockets.discard), sock=sock
+            )
+        except OSError as exc:
+            raise PtyHostError(
+                "pty.handoff_failed", f"Cannot take the socket: {exc}", 503
+            ) from None
+        self.websockets.add(sink)
+        attachment = Attachment(
+            terminal, request.attachment_id or f"att_{secrets.token_hex(8)}", sink
+        )
+        sink.attachment = attachment
+        task = asyncio.ensure_future(self._start_websocket(sink, attachment, request))
+        self._websocket_tasks.add(task)
+        task.add_done_callback(self._websocket_tasks.discard)
+
+    async def _start_websocket(
+        self, sink: WebSocketSink, attachment: Attachment, request: AttachRequest
+    ) -> None:
+        try:
+            live = await self._start(attachment, request)
+        except Exception:
+            log.exception("a WebSocket attachment failed to start")
+            sink.close(1011)
             return
-        if connection.state == "attaching":
-            connection.state = "attached"
-            connection.resume_reading()
+        if live:
+            sink.go_live()
 
     # ----- saving and reviving ----------------------------------------------------------
 
@@ -566,6 +629,7 @@ class PtyHost:
             log.info("another PTY host already runs for %s", settings.runtime_dir)
             return 0
         server: asyncio.AbstractServer | None = None
+        handoff: HandoffListener | None = None
         path: Path | None = None
         try:
             path = await asyncio.to_thread(socket_path, settings)
@@ -575,6 +639,10 @@ class PtyHost:
                 lambda: HostConnection(self), path=str(path)
             )
             await asyncio.to_thread(os.chmod, path, 0o600)
+            handoff = HandoffListener(
+                path.with_name(HANDOFF_SOCKET_NAME), self.secret, self.adopt_websocket
+            )
+            handoff.start()
             registration = HostRegistration(
                 pid=os.getpid(),
                 protocol=PROTOCOL_VERSION,
@@ -606,6 +674,8 @@ class PtyHost:
             # A clean exit (saved or discarded on purpose): nothing to recover from.
             await self.autosaver.clear()
         finally:
+            if handoff is not None:
+                handoff.close()
             await self._shutdown(server, path)
             await asyncio.to_thread(lock.release)
         return 0
@@ -632,6 +702,10 @@ class PtyHost:
             server.close()
         for connection in list(self.connections):
             connection.close()
+        for task in list(self._websocket_tasks):
+            task.cancel()
+        for websocket in list(self.websockets):
+            websocket.close(GOING_AWAY, "PTY host stopping")
         # Jobs end with the host (they are not saved): closed job tabs still own a process.
         self.jobs.close()
         terminals = [*self.terminals.values(), *self.jobs.terminals()]
@@ -653,6 +727,6 @@ def run(settings: Settings) -> int:
 
     started = time.monotonic()
     try:
-        return asyncio.run(main())
+        return eventloop.run(main())
     finally:
         log.info("PTY host exited after %.0f s", time.monotonic() - started)

@@ -12,6 +12,7 @@ import sys
 from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 
+from desktop import eventloop
 from desktop.config import Settings
 from desktop.server.app import create_app
 from desktop.server.appkeys import INFLIGHT
@@ -91,4 +92,4 @@ def _bound_port(runner: web.AppRunner, requested: int) -> int:
 
 
 def run_serve(settings: Settings, host: str, port: int) -> int:
-    return asyncio.run(serve(settings, host, port))
+    return eventloop.run(serve(settings, host, port))

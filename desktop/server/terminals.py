@@ -1,10 +1,10 @@
 """Terminal routes of the service: REST, connect tickets and the WebSocket relay.
 
 The service owns no terminal: every request goes to the PTY host (desktop.ptyhost), which
-is started on first use and outlives the service. The WebSocket handler relays frames both
-ways without buffering of its own: it reads the next frame from the host only after the
-previous one was written to the client, and client acks go to the host, so flow control is
-end to end.
+is started on first use and outlives the service. The WebSocket route authenticates and
+checks the upgrade, then hands the connection to the PTY host (handoff.py), which serves
+the attachment on it: the service is not in the byte path, and a tab stays connected while
+the service restarts.
 """
 
 from __future__ import annotations
@@ -13,27 +13,24 @@ import asyncio
 import contextlib
 import functools
 import logging
-import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-from aiohttp import WSMsgType, web
+from aiohttp import web
 
 from desktop.config import Settings
-from desktop.ptyhost.client import PtyAttachment, PtyHostClient, TextMessage
+from desktop.ptyhost.client import PtyHostClient
 from desktop.ptyhost.launcher import ensure_host
-from desktop.ptyhost.protocol import OutputFrame, PtyHostError, dumps
-from desktop.ptyhost.validation import parse_attach_query, parse_client_text
+from desktop.ptyhost.protocol import PtyHostError
+from desktop.ptyhost.validation import parse_attach_query
 from desktop.server.appkeys import EVENTS, SETTINGS
 from desktop.server.auth import AUTH_METHOD, own_origin
 from desktop.server.errors import ApiError, data_response, read_json_object
 from desktop.server.events import EventBus
+from desktop.server.handoff import hand_over
 from desktop.server.tickets import TicketStore
 
 log = logging.getLogger("desk.server.terminals")
 
-MAX_INPUT_MESSAGE = 1024 * 1024
-# Output frames already waiting are joined into one WebSocket message up to this size.
-COALESCE_BYTES = 1024 * 1024
 _EVENT_TYPES = {
     "created": "pty.created",
     "updated": "pty.updated",
@@ -51,7 +48,6 @@ class TerminalService:
         self._client: PtyHostClient | None = None
         self._lock = asyncio.Lock()
         self._pump: asyncio.Task[None] | None = None
-        self.sockets: weakref.WeakSet[web.WebSocketResponse] = weakref.WeakSet()
 
     async def client(self) -> PtyHostClient:
         """The connected client, starting the PTY host when none is running."""
@@ -86,12 +82,7 @@ class TerminalService:
             properties = {key: value for key, value in event.items() if key != "event"}
             self.events.publish(kind, properties)
 
-    async def close_sockets(self) -> None:
-        for socket in list(self.sockets):
-            await socket.close(code=1001, message=b"service stopping")
-
     async def close(self) -> None:
-        await self.close_sockets()
         if self._pump is not None:
             self._pump.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -197,93 +188,12 @@ async def connect(request: web.Request) -> web.StreamResponse:
             "Connect with a ticket (POST .../connect-token) or a Bearer token.",
         )
     params = parse_attach_query(request.query)
-    socket = web.WebSocketResponse(compress=False, max_msg_size=MAX_INPUT_MESSAGE)
-    if not socket.can_prepare(request).ok:
+    if not web.WebSocketResponse().can_prepare(request).ok:
         raise ApiError(400, "request.websocket_required", "This route needs a WebSocket upgrade.")
-    # Refusals (unknown id, bad cursor) are answered before the upgrade.
-    attachment = await (await _host(request)).attach(
-        terminal_id,
-        cursor=params.cursor,
-        attachment_id=params.attachment_id,
-        role=params.role,
-        takeover=params.takeover,
-        epoch=params.epoch,
-    )
-    try:
-        await socket.prepare(request)
-        service = request.app[TERMINALS]
-        service.sockets.add(socket)
-        await socket.send_str(attachment.attached_text)
-        await _relay(socket, attachment)
-    finally:
-        attachment.close()
-    return socket
-
-
-async def _relay(socket: web.WebSocketResponse, attachment: PtyAttachment) -> None:
-    outbound = asyncio.ensure_future(_host_to_client(socket, attachment))
-    try:
-        await _client_to_host(socket, attachment)
-    finally:
-        outbound.cancel()
-        with contextlib.suppress(asyncio.CancelledError, ConnectionError):
-            await outbound
-        if not socket.closed:
-            await socket.close()
-
-
-async def _host_to_client(socket: web.WebSocketResponse, attachment: PtyAttachment) -> None:
-    try:
-        while True:
-            message = await attachment.recv()
-            if message is None:
-                break
-            if isinstance(message, TextMessage):
-                await socket.send_str(message.text)
-                continue
-            pending = await _send_output(socket, attachment, message)
-            if pending is not None:
-                await socket.send_str(pending.text)
-    except (ConnectionError, PtyHostError) as exc:
-        log.debug("relay to the client ended: %s", exc)
-    await socket.close()
-
-
-async def _send_output(
-    socket: web.WebSocketResponse, attachment: PtyAttachment, first: OutputFrame
-) -> TextMessage | None:
-    """Send `first` joined with output frames already waiting; returns a text frame met."""
-    chunks = [first.data]
-    size = len(first.data)
-    pending: TextMessage | None = None
-    while size < COALESCE_BYTES:
-        ready = attachment.next_ready()
-        if ready is None:
-            break
-        if isinstance(ready, TextMessage):
-            pending = ready
-            break
-        chunks.append(ready.data)
-        size += len(ready.data)
-    await socket.send_bytes(chunks[0] if len(chunks) == 1 else b"".join(chunks))
-    return pending
-
-
-async def _client_to_host(socket: web.WebSocketResponse, attachment: PtyAttachment) -> None:
-    # Ends when the client closes, or when the host side ends and closes the socket.
-    async for message in socket:
-        try:
-            if message.type == WSMsgType.BINARY:
-                await attachment.send_input(message.data)
-            elif message.type == WSMsgType.TEXT:
-                try:
-                    parsed = parse_client_text(message.data)
-                except PtyHostError as exc:
-                    await socket.send_str(dumps(exc.frame()))
-                else:
-                    await attachment.send_message(parsed.to_json())
-        except PtyHostError:
-            break
+    # Refusals (unknown id, bad cursor) are answered before the upgrade; once the PTY host
+    # took the socket it speaks WebSocket on it itself (desktop/server/handoff.py).
+    client = await _host(request)
+    return await hand_over(request, client.registration, terminal_id, params)
 
 
 # ----- setup ------------------------------------------------------------------------------
@@ -303,11 +213,7 @@ def setup_terminals(app: web.Application) -> None:
             await startup
         await service.close()
 
-    async def close_sockets(app: web.Application) -> None:
-        await service.close_sockets()
-
     app.cleanup_ctx.append(lifecycle)
-    app.on_shutdown.append(close_sockets)
     router = app.router
     router.add_get("/api/pty", list_terminals)
     router.add_post("/api/pty", create_terminal)

@@ -139,12 +139,13 @@ def test_shortcuts_rename_reorder_and_close(page: Page, service: Service) -> Non
     assert [info["id"] for info in service.request("GET", "/api/pty")] == [first]
 
 
-def test_survives_a_killed_service_and_keeps_queued_input(
+def test_survives_a_killed_service_on_the_same_socket_and_keeps_queued_input(
     page: Page, service: Service, tmp_path: Path
 ) -> None:
     pty_id = create_terminal(service, "resilient")
     open_ui(page, service, 1)
     wait_attached(page, pty_id)
+    page.wait_for_function("() => window.__desk.state().offlineReady")
     page.locator(f"#pane-{pty_id} .xterm").click()
     type_line(page, "echo ready-$((20+1))")
     wait_for_line(page, pty_id, "ready-21")
@@ -160,21 +161,30 @@ def test_survives_a_killed_service_and_keeps_queued_input(
         lambda: f"touch {flag}" in buffer_text(page, pty_id), what="command reached the shell"
     )
     service.kill()
-    wait_for_status(page, pty_id, "reconnecting")
-    expect(page.get_by_role("img", name="Reconnecting")).to_be_visible()
+    # The tab's WebSocket was handed to the PTY host: it stays attached, output keeps coming
+    # and typing keeps working while no service runs.
     go.touch()
     wait_until(flag.exists, timeout=10, what="the shell ran while the service was down")
-    # Typed while disconnected: queued, sent when this attachment regains control.
+    wait_for_line(page, pty_id, "while-down-42")
+    type_line(page, "echo typed-while-down-$((3+4))")
+    wait_for_line(page, pty_id, "typed-while-down-7")
+    assert terminal(page, pty_id)["phase"] == "live"
+
+    # A page loaded while the service is down cannot attach: what is typed is queued...
+    page.reload()
+    wait_for_status(page, pty_id, "reconnecting")
+    expect(page.get_by_role("img", name="Reconnecting")).to_be_visible()
+    page.locator(f"#pane-{pty_id} .xterm").click()
     type_line(page, "echo queued-$((2+3))")
     expect(page.locator("#terminal-notice")).to_contain_text("queued")
 
+    # ...and sent once this attachment regains control.
     service.start()
     wait_attached(page, pty_id, timeout=20)
-    wait_for_line(page, pty_id, "while-down-42")
     wait_for_line(page, pty_id, "queued-5")
     type_line(page, "echo after-$((1+2))")
     wait_for_line(page, pty_id, "after-3")
-    for line in ("ready-21", "while-down-42", "queued-5", "after-3"):
+    for line in ("ready-21", "while-down-42", "typed-while-down-7", "queued-5", "after-3"):
         assert count_lines(page, pty_id, line) == 1, buffer_text(page, pty_id)
 
 

@@ -92,3 +92,20 @@ async def test_chunked_oversized_preference_is_413(
     assert response.status == 413
     got = await client.get("/api/ui/prefs/chunked", headers=auth)
     assert (await got.json())["data"]["value"] is None
+
+
+async def test_a_client_leaving_the_event_stream_ends_it_without_a_traceback(
+    client: TestClient, auth: dict[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    bus = client.app[EVENTS]
+    response = await client.get("/api/event", headers=auth)
+    await asyncio.wait_for(response.content.readline(), 5)
+    assert len(bus._subscribers) == 1
+    response.close()  # the tab goes away
+    # The handler notices only when it writes: keep publishing until it has ended.
+    deadline = asyncio.get_running_loop().time() + 10
+    while bus._subscribers:
+        assert asyncio.get_running_loop().time() < deadline, "the stream never ended"
+        bus.publish("pty.updated", {"info": {"id": "pty_1"}})
+        await asyncio.sleep(0.02)
+    assert not [record for record in caplog.records if record.exc_info], caplog.text
