@@ -312,3 +312,43 @@ async def test_subagent_runs_a_child_session_whose_last_answer_is_the_result(
     assert result["content"] == "child says 3"
     assert fake.invalid_count == 0
     assert types(await log(agent, auth, child["id"]))[0] == "session.created"
+
+
+async def test_a_waiting_permission_survives_a_restart_and_is_answered_once(
+    aiohttp_client: ClientFactory,
+    settings: Settings,
+    web_dist: Path,
+    auth: dict[str, str],
+    fake: FakeProvider,
+    tmp_path: Path,
+) -> None:
+    configure(settings, fake.base_url)
+    fake.script(
+        tool_call_reply(Call("call_w", "write", {"path": "x.txt", "content": "hi"})),
+        text_reply("ok"),
+    )
+    first = await aiohttp_client(create_app(settings, token=TOKEN))
+    sid = await new_session(first, auth, str(tmp_path))
+    await first.patch(f"/api/session/{sid}", json={"permission_mode": "ask"}, headers=auth)
+    await prompt(first, auth, sid, "write")
+    await until_event(first, auth, sid, "session.permission.asked", call_id="call_w")
+    await first.close()  # the service stops: the claim stays, the question stays
+    second = await aiohttp_client(create_app(settings, token=TOKEN))
+    pending = (await (await second.get(f"/api/session/{sid}/permission", headers=auth)).json())[
+        "data"
+    ]
+    assert [p["call_id"] for p in pending] == ["call_w"]
+    assert (await until_idle_or_busy(second, auth, sid)) == "busy"
+    reply = {"reply": "session"}
+    answered = await second.post(f"/api/session/{sid}/permission/call_w", json=reply, headers=auth)
+    assert answered.status == 200
+    events = await until_event(second, auth, sid, "session.step.ended", count=2)
+    await until_idle(second, auth, sid)
+    assert types(events).count("session.permission.asked") == 1
+    assert (tmp_path / "x.txt").read_text() == "hi"
+    assert len(fake.requests) == 2 and fake.invalid_count == 0
+
+
+async def until_idle_or_busy(client: TestClient, auth: dict[str, str], sid: str) -> str:
+    session = (await (await client.get(f"/api/session/{sid}", headers=auth)).json())["data"]
+    return str(session["status"])
