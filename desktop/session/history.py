@@ -22,6 +22,7 @@ class Snapshot:
     parent_id: str | None
     messages: list[dict[str, Any]]  # delivered history, in order
     inbox: list[dict[str, Any]]  # waiting input rows (id = its user message id), oldest first
+    waiting: dict[str, dict[str, Any]]  # the user messages of those rows, by id
 
 
 def read(conn: sqlite3.Connection, session_id: str) -> Snapshot | None:
@@ -31,13 +32,15 @@ def read(conn: sqlite3.Connection, session_id: str) -> Snapshot | None:
         return None
     inbox = q.inbox_pending(conn, session_id)
     waiting = {row["id"] for row in inbox}
-    messages = [m for m in q.all_messages(conn, session_id) if m["id"] not in waiting]
+    every = q.all_messages(conn, session_id)
+    messages = [m for m in every if m["id"] not in waiting]
     return Snapshot(
         str(session["directory"]),
         str(session["title"]),
         session["parent_id"] if isinstance(session["parent_id"], str) else None,
         messages,
         inbox,
+        {m["id"]: m for m in every if m["id"] in waiting},
     )
 
 

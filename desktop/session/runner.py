@@ -337,9 +337,7 @@ class SessionRunner:
     ) -> Any:
         ids = [r["id"] for r in rows]
         deliveries = [draft(session_id, "session.input.delivered", {"message_id": i}) for i in ids]
-        messages = await self._read(lambda c: q.all_messages(c, session_id))
-        by_id = {m["id"]: m for m in messages}
-        delivered = [by_id[i] for i in ids if i in by_id]
+        delivered = [snap.waiting[i] for i in ids if i in snap.waiting]
         profile = await self.profile()
         if profile is None:
             await self._fail(
