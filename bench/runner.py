@@ -53,11 +53,13 @@ class TimedFake(FakeProvider):
         super().__init__()
         self.arrived: list[float] = []
         self.finished: list[float] = []
+        self.replied = asyncio.Event()
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         self.arrived.append(time.perf_counter())
         response = await super()._handle(request)
         self.finished.append(time.perf_counter())
+        self.replied.set()
         return response
 
 
@@ -70,13 +72,15 @@ async def bare(fake: FakeProvider, n: int) -> float:
     body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]}
     started = time.perf_counter()
     count = 0
-    async with aiohttp.ClientSession() as http:
-        async with http.post(fake.base_url + "/chat/completions", json=body) as response:
-            buffer = b""
-            async for chunk in response.content.iter_any():
-                buffer += chunk
-                *lines, buffer = buffer.split(b"\n")
-                count += sum(1 for line in lines if line.startswith(b"data: {"))
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(fake.base_url + "/chat/completions", json=body) as response,
+    ):
+        buffer = b""
+        async for chunk in response.content.iter_any():
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            count += sum(1 for line in lines if line.startswith(b"data: {"))
     return count / (time.perf_counter() - started)
 
 
@@ -128,7 +132,8 @@ async def step_overhead(url: str, fake: TimedFake, folder: str, runs: int) -> li
             before = len(fake.arrived)
             await http.post(f"{url}/api/session/{sid}/prompt", json={"text": "go"})
             while len(fake.finished) < before + 2:
-                await asyncio.sleep(0.005)
+                fake.replied.clear()
+                await fake.replied.wait()
             gaps.append((fake.arrived[before + 1] - fake.finished[before]) * 1000)
     return gaps
 
