@@ -1,0 +1,177 @@
+"""What the runner costs on the stream and between steps. Prints figures; never fails.
+
+- deltas/s, bare: the strict fake streams N text chunks to a bare aiohttp client that
+  splits SSE lines (the floor: HTTP + framing only);
+- deltas/s, end to end: the same N chunks through the service (provider client, runner,
+  ephemeral delta events, fan-out) to an SSE client on /api/event, counted until the
+  step's durable `session.step.ended` arrives. Target: >= 0.5x bare.
+- per-step overhead: a step with 10 tool calls (`glob` on a tiny folder); time from the
+  provider's last byte of that step to the arrival of the next request (lower, preflight,
+  10 durable tool results, step end, next step start). Median of R runs. Target < 20 ms.
+- the shell tool's own overhead against `bash -c true` is bench/jobs.py's (same job path).
+
+Run: .venv/bin/python bench/runner.py [--deltas 2000] [--runs 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+PROJECT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(PROJECT))
+
+from desktop.config import load_settings  # noqa: E402
+from desktop.server.app import create_app  # noqa: E402
+from tests.server.runner_support import configure  # noqa: E402
+from tests.support.fake_provider import (  # noqa: E402
+    Call,
+    FakeProvider,
+    Reply,
+    text_reply,
+    tool_call_reply,
+)
+
+TOKEN = "b" * 43
+
+
+class TimedFake(FakeProvider):
+    """Records when each request arrived and when its reply's last byte was written."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arrived: list[float] = []
+        self.finished: list[float] = []
+        self.replied = asyncio.Event()
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        self.arrived.append(time.perf_counter())
+        response = await super()._handle(request)
+        self.finished.append(time.perf_counter())
+        self.replied.set()
+        return response
+
+
+def many_deltas(n: int) -> Reply:
+    return text_reply(*(f"w{i} " for i in range(n)))
+
+
+async def bare(fake: FakeProvider, n: int) -> float:
+    fake.script(many_deltas(n))
+    body = {"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]}
+    started = time.perf_counter()
+    count = 0
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(fake.base_url + "/chat/completions", json=body) as response,
+    ):
+        buffer = b""
+        async for chunk in response.content.iter_any():
+            buffer += chunk
+            *lines, buffer = buffer.split(b"\n")
+            count += sum(1 for line in lines if line.startswith(b"data: {"))
+    return count / (time.perf_counter() - started)
+
+
+async def serve_app(settings: Any) -> tuple[web.AppRunner, str]:
+    app = create_app(settings, token=TOKEN)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    await web.SockSite(runner, sock).start()
+    return runner, f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+async def end_to_end(url: str, fake: FakeProvider, folder: str, n: int) -> float:
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    fake.script(many_deltas(n))
+    async with aiohttp.ClientSession(headers=headers) as http:
+        created = await (await http.post(url + "/api/session", json={"directory": folder})).json()
+        sid = created["data"]["id"]
+        async with http.get(url + "/api/event", timeout=aiohttp.ClientTimeout(total=None)) as sse:
+            await sse.content.readline()
+            started = time.perf_counter()
+            await http.post(f"{url}/api/session/{sid}/prompt", json={"text": "go"})
+            count = 0
+            buffer = b""
+            async for chunk in sse.content.iter_any():
+                buffer += chunk
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    if b'"session.text.delta"' in line:
+                        count += 1
+                    elif b'"session.step.ended"' in line:
+                        return count / (time.perf_counter() - started)
+    # The fan-out drops a subscriber that falls too far behind (server.resync).
+    raise AssertionError(f"the SSE stream ended after {count} deltas (resync?)")
+
+
+async def step_overhead(url: str, fake: TimedFake, folder: str, runs: int) -> list[float]:
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    gaps = []
+    async with aiohttp.ClientSession(headers=headers) as http:
+        for run in range(runs):
+            calls = [Call(f"call_{run}_{i}", "glob", {"pattern": "*.txt"}) for i in range(10)]
+            fake.script(tool_call_reply(*calls), text_reply("ok"))
+            created = await (
+                await http.post(url + "/api/session", json={"directory": folder})
+            ).json()
+            sid = created["data"]["id"]
+            before = len(fake.arrived)
+            await http.post(f"{url}/api/session/{sid}/prompt", json={"text": "go"})
+            while len(fake.finished) < before + 2:
+                fake.replied.clear()
+                await fake.replied.wait()
+            gaps.append((fake.arrived[before + 1] - fake.finished[before]) * 1000)
+    return gaps
+
+
+async def main(n: int, runs: int) -> None:
+    base = Path(tempfile.mkdtemp(prefix="desk-br-", dir="/tmp"))
+    os.environ["DESK_DATA_DIR"] = str(base / "data")
+    os.environ["DESK_RUNTIME_DIR"] = str(base / "run")
+    folder = base / "ws"
+    folder.mkdir()
+    (folder / "a.txt").write_text("a\n")
+    settings = load_settings()
+    settings.ensure_dirs()
+    fake = TimedFake()
+    await fake.start()
+    try:
+        configure(settings, fake.base_url)
+        runner, url = await serve_app(settings)
+        try:
+            bare_rates = [await bare(fake, n) for _ in range(3)]
+            e2e_rates = [await end_to_end(url, fake, str(folder), n) for _ in range(3)]
+            gaps = await step_overhead(url, fake, str(folder), runs)
+        finally:
+            await runner.cleanup()
+    finally:
+        await fake.close()
+    b, e = statistics.median(bare_rates), statistics.median(e2e_rates)
+    print(f"deltas/s bare client      : {b:10.0f}  (median of 3, {n} deltas)")
+    print(f"deltas/s end to end (SSE) : {e:10.0f}  ratio {e / b:.2f}x (target >= 0.5x)")
+    print(
+        f"step overhead, 10 tools   : median {statistics.median(gaps):.1f} ms, "
+        f"min {min(gaps):.1f}, max {max(gaps):.1f} (target < 20 ms, {runs} runs)"
+    )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--deltas", type=int, default=2000)
+    parser.add_argument("--runs", type=int, default=15)
+    args = parser.parse_args()
+    asyncio.run(main(args.deltas, args.runs))
