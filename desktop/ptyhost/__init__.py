@@ -14,10 +14,9 @@ here. The service (desktop.server) may import only its side of the boundary:
 Daemon side only: daemon.py (connections, requests), terminal.py (process, ring, screen,
 reader/writer, lifecycle), attachment.py (replay, flow control, roles), flow.py
 (FlowLimits), timers.py, spec.py (create request -> TerminalSpec), revive.py (save and
-revive policy), ring.py, output_scan.py and screen/ (the screen model, door: ScreenModel).
-Work the host runs for the agent (jobs: terminals keyed by session and tool call) belongs
-next to terminal.py and revive.py, as its own module, reached through new ops in daemon.py
-and methods on PtyHostClient.
+revive policy), jobs.py (the agent's commands: terminals keyed by session and tool call,
+reached through the `job_*` ops of daemon.py and the `job_*` methods of PtyHostClient),
+ring.py, output_scan.py and screen/ (the screen model, door: ScreenModel).
 
 Bookkeeping shared with the service manager (pid liveness, file locks, logs, registration
 records) lives in desktop.process.

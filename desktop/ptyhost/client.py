@@ -10,6 +10,7 @@ message = await attachment.recv()   # TextMessage | OutputFrame | None at the en
 from __future__ import annotations
 
 import asyncio
+import builtins
 import collections
 import contextlib
 import itertools
@@ -412,6 +413,61 @@ class PtyHostClient:
 
     async def snapshot(self, terminal_id: str) -> dict[str, object]:
         return _as_dict(await self.request("snapshot", terminal=terminal_id))
+
+    # ----- jobs (wire shapes in desktop/ptyhost/jobs.py) --------------------------------
+
+    async def job_start(
+        self,
+        key: str,
+        command: str,
+        cwd: str,
+        *,
+        kill_after: float | None = None,
+        env: dict[str, str] | None = None,
+        title: str | None = None,
+    ) -> dict[str, object]:
+        """`{job, created}`: the job under `key`, started now or found (never started twice).
+        `kill_after` (the wire's `timeout`): seconds after which the host kills its group."""
+        return _as_dict(
+            await self.request(
+                "job_start",
+                key=key,
+                command=command,
+                cwd=cwd,
+                timeout=kill_after,
+                env=env,
+                title=title,
+            )
+        )
+
+    async def job_get(self, key: str) -> dict[str, object]:
+        return _as_dict(await self.request("job_get", key=key))
+
+    async def job_list(self, session: str | None = None) -> builtins.list[dict[str, object]]:
+        result = await self.request("job_list", session=session)
+        assert isinstance(result, list)
+        return result
+
+    async def job_wait(self, key: str, within: float | None = None) -> dict[str, object]:
+        """The job once it exited, or after `within` seconds (then still running)."""
+        return _as_dict(await self.request("job_wait", key=key, within=within))
+
+    async def job_output(self, key: str, tail_bytes: int | None = None) -> dict[str, object]:
+        params: dict[str, object] = {"key": key}
+        if tail_bytes is not None:
+            params["tail_bytes"] = tail_bytes
+        return _as_dict(await self.request("job_output", **params))
+
+    async def job_kill(self, key: str) -> dict[str, object]:
+        return _as_dict(await self.request("job_kill", key=key))
+
+    async def job_collect(self, key: str) -> dict[str, object]:
+        return _as_dict(await self.request("job_collect", key=key))
+
+    async def job_remove(
+        self, key: str | None = None, *, session: str | None = None
+    ) -> dict[str, object]:
+        return _as_dict(await self.request("job_remove", key=key, session=session))
 
     async def shutdown(
         self, save: bool = True, *, wait: float = SHUTDOWN_WAIT

@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from desktop.config import Settings
-from desktop.native import spawn
+from desktop.native import PtyProcess, spawn
 from desktop.process.lock import FileLock
 from desktop.process.registration import (
     HostRegistration,
@@ -34,6 +34,7 @@ from desktop.ptyhost import revive
 from desktop.ptyhost.attachment import Attachment
 from desktop.ptyhost.flow import FlowLimits
 from desktop.ptyhost.hostfiles import lock_path, read_host_registration, socket_path, usable
+from desktop.ptyhost.jobs import Jobs
 from desktop.ptyhost.protocol import (
     MAX_HELLO_PAYLOAD,
     MAX_PAYLOAD,
@@ -278,6 +279,7 @@ class PtyHost:
         self.stopping: asyncio.Future[bool] = self.loop.create_future()  # result: save?
         self._idle_timer: asyncio.TimerHandle | None = None
         self._foreground_timer: asyncio.TimerHandle | None = None
+        self.jobs = Jobs(self, settings.job_retention_seconds)
         self._ops: dict[str, Handler] = {
             "ping": self._op_ping,
             "list": self._op_list,
@@ -285,10 +287,19 @@ class PtyHost:
             "create": self._op_create,
             "update": self._op_update,
             "delete": self._op_delete,
+            # The agent's commands (desktop/ptyhost/jobs.py has the wire shapes).
+            "job_start": self.jobs.start,
+            "job_get": self.jobs.get,
+            "job_list": self.jobs.list_jobs,
+            "job_output": self.jobs.output,
+            "job_kill": self.jobs.kill,
+            "job_collect": self.jobs.collect,
+            "job_remove": self.jobs.remove,
         }
         self._async_ops: dict[str, Callable[[dict[str, object]], Awaitable[object]]] = {
             "snapshot": self._op_snapshot,
             "shutdown": self._op_shutdown,
+            "job_wait": self.jobs.wait,
         }
 
     # ----- connections ------------------------------------------------------------------
@@ -404,6 +415,17 @@ class PtyHost:
     def spawn_terminal(
         self, terminal_id: str, spec: TerminalSpec, *, created: int | None = None
     ) -> Terminal:
+        terminal = Terminal(
+            self.context, terminal_id, spec, self.spawn_process(spec), created=created
+        )
+        self.add_terminal(terminal)
+        return terminal
+
+    def new_terminal_id(self) -> str:
+        return new_terminal_id()
+
+    def spawn_process(self, spec: TerminalSpec) -> PtyProcess:
+        """The spec's program in a new PTY; PtyHostError says why it cannot start."""
         try:
             process = spawn(
                 [spec.command, *spec.args],
@@ -422,10 +444,17 @@ class PtyHost:
             ) from None
         except (OSError, ValueError, TypeError) as exc:
             raise invalid(f"Cannot start {spec.command}: {exc}") from None
-        terminal = Terminal(self.context, terminal_id, spec, process, created=created)
-        self.terminals[terminal_id] = terminal
+        return process
+
+    def add_terminal(self, terminal: Terminal) -> None:
+        self.terminals[terminal.id] = terminal
         self.broadcast({"event": "created", "info": terminal.info()})
-        return terminal
+
+    def remove_terminal(self, terminal: Terminal) -> None:
+        """Delete a terminal: hang it up if it runs, close its attachments, tell everyone."""
+        del self.terminals[terminal.id]
+        terminal.delete()
+        self.broadcast({"event": "deleted", "id": terminal.id})
 
     def _op_update(self, params: dict[str, object]) -> object:
         terminal = self.terminal(params)
@@ -450,10 +479,7 @@ class PtyHost:
         return terminal.info()
 
     def _op_delete(self, params: dict[str, object]) -> object:
-        terminal = self.terminal(params)
-        del self.terminals[terminal.id]
-        terminal.delete()
-        self.broadcast({"event": "deleted", "id": terminal.id})
+        self.remove_terminal(self.terminal(params))
         return None
 
     async def _op_snapshot(self, params: dict[str, object]) -> object:
@@ -595,7 +621,9 @@ class PtyHost:
             server.close()
         for connection in list(self.connections):
             connection.close()
-        terminals = list(self.terminals.values())
+        # Jobs end with the host (they are not saved): closed job tabs still own a process.
+        self.jobs.close()
+        terminals = [*self.terminals.values(), *self.jobs.terminals()]
         self.terminals.clear()
         await asyncio.gather(*(terminal.stop() for terminal in terminals))
         if path is not None:

@@ -4,8 +4,9 @@
 Each terminal is one JSON file (0600, written atomically) in the data dir's `terminals/`
 directory (0700). A shell comes back as a new shell in the same cwd with the old screen shown
 above a "restored" marker; any other program comes back as an exited terminal showing its
-last screen. A file that cannot be read is skipped with a warning (and set aside as
-`.corrupt`), never fatal.
+last screen. Terminals that are not `revivable` (the agent's jobs) are not saved: they end
+with the host, and the next host does not know them. A file that cannot be read is skipped
+with a warning (and set aside as `.corrupt`), never fatal.
 """
 
 from __future__ import annotations
@@ -220,6 +221,8 @@ async def save_terminals(terminals: list[Terminal], directory: Path) -> int:
     """Save every terminal whose screen can be captured; returns how many were saved."""
     records: list[SavedTerminal] = []
     for terminal in terminals:
+        if not terminal.revivable:
+            continue
         try:
             checkpoint = await terminal.final_screen()
         except Exception:

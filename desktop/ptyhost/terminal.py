@@ -97,6 +97,9 @@ class HostContext:
 
 
 class Terminal:
+    # Saved on `stop --all` / idle exit and revived by the next host (revive.py's policy).
+    revivable = True
+
     def __init__(
         self,
         context: HostContext,

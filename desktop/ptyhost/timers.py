@@ -8,8 +8,9 @@ from typing import Literal
 
 # drain: give up reading a PTY held open after its child exited; idle: parse queued screen
 # output after a quiet spell; yield: a flooding terminal pauses for a typist elsewhere;
-# poll: check for the child's exit without a pidfd; kill: SIGKILL after a hang-up.
-TimerName = Literal["drain", "idle", "yield", "poll", "kill"]
+# poll: check for the child's exit without a pidfd; kill: SIGKILL after a hang-up (or after
+# a job's SIGTERM); timeout: a job ran longer than it may.
+TimerName = Literal["drain", "idle", "yield", "poll", "kill", "timeout"]
 
 
 class Timers:

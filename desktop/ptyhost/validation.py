@@ -27,6 +27,17 @@ ATTACHMENT_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 ATTACHMENT_ID_RULE = "`attachment_id` must be 1-128 letters, digits, '_', '-', '.' or ':'."
 # A cursor in a query string: an output offset (u64) in decimal.
 _CURSOR_TEXT = re.compile(r"^[0-9]{1,19}$")
+# A job's key names the session and the tool call it runs for: `job:<session>:<call>`.
+# Session ids and call ids are both 1-128 of letters, digits, '_', '-' and '.' (no ':', so
+# the key splits one way only). Both sides check keys with JOB_KEY; job_key builds them.
+JOB_PART = r"[A-Za-z0-9_.-]{1,128}"
+JOB_KEY = re.compile(rf"^job:(?P<session>{JOB_PART}):(?P<call>{JOB_PART})$")
+JOB_KEY_RULE = (
+    "`key` must be 'job:<session id>:<call id>', each id 1-128 letters, digits, '_', '-' or '.'."
+)
+# The error type of a key the host does not know (it never had it, removed it, or is a new
+# host since): for the service, that job is gone.
+JOB_NOT_FOUND = "job.not_found"
 Role = Literal["controller", "observer"]
 ROLES: tuple[Role, ...] = ("controller", "observer")
 
@@ -73,6 +84,26 @@ def parse_attachment_id(value: object) -> str | None:
     if not isinstance(value, str) or not ATTACHMENT_ID.match(value):
         raise invalid(ATTACHMENT_ID_RULE)
     return value
+
+
+def parse_job_key(value: object) -> tuple[str, str, str]:
+    """(key, session id, call id) of a valid job key; request.invalid otherwise."""
+    match = JOB_KEY.match(value) if isinstance(value, str) else None
+    if match is None:
+        raise invalid(JOB_KEY_RULE)
+    return match.group(0), match.group("session"), match.group("call")
+
+
+def parse_job_session(value: object) -> str:
+    """A session id as jobs name it (the middle of their keys); request.invalid otherwise."""
+    if not isinstance(value, str) or JOB_KEY.match(f"job:{value}:x") is None:
+        raise invalid("`session` must be 1-128 letters, digits, '_', '-' or '.'.")
+    return value
+
+
+def job_key(session_id: str, call_id: str) -> str:
+    """The key of the job a tool call runs; request.invalid when an id breaks the rule."""
+    return parse_job_key(f"job:{session_id}:{call_id}")[0]
 
 
 # ----- attaching ------------------------------------------------------------------------

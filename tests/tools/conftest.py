@@ -8,6 +8,9 @@ import pytest
 
 from desktop.tools.base import ToolContext
 
+# The shell tool's tests run commands in a real PTY host: the same fixtures as its own tests.
+from tests.ptyhost.conftest import host, start_host  # noqa: F401
+
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
