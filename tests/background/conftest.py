@@ -71,3 +71,7 @@ async def create_session(bus: DurableBus, sid: str, parent: str | None = None) -
 
 async def rows(bus: DurableBus, sql: str, *args: object) -> list[tuple[object, ...]]:
     return await bus.store.run(lambda: bus.store.connection().execute(sql, args).fetchall())
+
+
+# Adoption tests run commands in a real PTY host: the same fixtures as its own tests.
+from tests.ptyhost.conftest import host, start_host  # noqa: E402, F401
