@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from aiohttp import web
 
 from desktop.config import Settings, web_dist_dir
+from desktop.server.agent import build_runner, wire_runner
 from desktop.server.appkeys import EVENTS, INFLIGHT, SESSIONS, SETTINGS, STORE, TOKEN
 from desktop.server.auth import make_auth_middleware
 from desktop.server.errors import error_middleware
@@ -21,13 +22,16 @@ from desktop.server.routes_test import setup_test_routes
 from desktop.server.terminals import setup_terminals
 from desktop.server.webui import WebUI
 from desktop.session.bus import DurableBus
+from desktop.session.recovery import recover
 from desktop.session.service import SessionService
 from desktop.store.db import Store
 
 MAX_BODY_BYTES = 4 * 1024 * 1024
 
 
-def create_app(settings: Settings, *, token: str) -> web.Application:
+def create_app(settings: Settings, *, token: str, agent: bool = True) -> web.Application:
+    """The service. `agent=False` leaves prompts waiting in the inbox (no runner): the
+    session engine's own tests use it."""
     settings.ensure_dirs()
     inflight = InFlight()
     app = web.Application(
@@ -45,13 +49,17 @@ def create_app(settings: Settings, *, token: str) -> web.Application:
     app[EVENTS] = EventBus()
     app[STORE] = Store(settings.database_path)
     bus = DurableBus(app[STORE], app[EVENTS])
-    app[SESSIONS] = SessionService(bus)
+    runner = build_runner(app, bus)
+    app[SESSIONS] = SessionService(bus, runner if agent else None)
+    wire_runner(app[SESSIONS], runner)
     ui = WebUI(web_dist_dir(), token)
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         await app[STORE].open()
         await ui.load()
         bus.start()
+        if agent:
+            await recover(bus, runner)  # before any route serves: claimed turns resume first
         yield
         await bus.stop()
         await app[STORE].close()
@@ -60,6 +68,13 @@ def create_app(settings: Settings, *, token: str) -> web.Application:
         app[EVENTS].close()
 
     app.cleanup_ctx.append(lifecycle)
+
+    async def stop_runner(app: web.Application) -> None:
+        # Before the PTY host link closes: a waiting shell call must be cancelled (left to
+        # the successor), not fail on a closed connection.
+        await runner.close()
+
+    app.on_shutdown.append(stop_runner)
     app.on_shutdown.append(end_streams)
     setup_core_routes(app)
     setup_event_routes(app)

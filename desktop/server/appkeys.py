@@ -7,6 +7,8 @@ from aiohttp import web
 from desktop.config import Settings
 from desktop.server.events import EventBus
 from desktop.server.inflight import InFlight
+from desktop.session.permissions import Permissions
+from desktop.session.runner import SessionRunner
 from desktop.session.service import SessionService
 from desktop.store.db import Store
 
@@ -16,3 +18,5 @@ TOKEN = web.AppKey("token", str)
 STORE = web.AppKey("store", Store)
 INFLIGHT = web.AppKey("inflight", InFlight)
 SESSIONS = web.AppKey("sessions", SessionService)
+PERMISSIONS = web.AppKey("permissions", Permissions)
+RUNNER = web.AppKey("runner", SessionRunner)

@@ -10,8 +10,9 @@ import re
 
 from aiohttp import web
 
-from desktop.server.appkeys import SESSIONS
+from desktop.server.appkeys import PERMISSIONS, SESSIONS
 from desktop.server.errors import ApiError, data_response, read_json_object
+from desktop.session.permissions import MODES, REPLIES
 from desktop.session.schema import ID, MAX_DIRECTORY, MAX_TEXT, MAX_TITLE
 from desktop.session.service import DEFAULT_PAGE, MAX_LOG_PAGE, MAX_PAGE, SessionService
 
@@ -87,11 +88,53 @@ async def get_session(request: web.Request) -> web.Response:
 async def patch_session(request: web.Request) -> web.Response:
     session_id = _id(request, "id")
     body = await read_json_object(request)
-    _only(body, "title")
+    _only(body, "title", "permission_mode")
+    if not body:
+        raise _invalid("Give title and/or permission_mode.")
     title = body.get("title")
-    if not isinstance(title, str) or not title.strip() or len(title) > MAX_TITLE:
+    if "title" in body and (
+        not isinstance(title, str) or not title.strip() or len(title) > MAX_TITLE
+    ):
         raise _invalid(f"title must be a non-empty string of at most {MAX_TITLE} characters.")
-    return data_response(await _service(request).rename(session_id, title))
+    mode = body.get("permission_mode")
+    if "permission_mode" in body and mode not in MODES:
+        raise _invalid("permission_mode must be 'auto' or 'ask'.")
+    service = _service(request)
+    await service.get(session_id)
+    if isinstance(mode, str):
+        await request.app[PERMISSIONS].set_mode(session_id, mode)
+    if isinstance(title, str):
+        return data_response(await service.rename(session_id, title))
+    return data_response(await service.get(session_id))
+
+
+async def interrupt(request: web.Request) -> web.Response:
+    """Ends the session's running turn for good (running tools end cancelled)."""
+    session_id = _id(request, "id")
+    await _service(request).get(session_id)
+    interrupted = await _service(request).runner.interrupt(session_id)
+    return data_response({"interrupted": interrupted})
+
+
+async def list_permissions(request: web.Request) -> web.Response:
+    session_id = _id(request, "id")
+    await _service(request).get(session_id)
+    return data_response(await request.app[PERMISSIONS].pending(session_id))
+
+
+async def reply_permission(request: web.Request) -> web.Response:
+    session_id = _id(request, "id")
+    call_id = request.match_info["call_id"]
+    body = await read_json_object(request)
+    _only(body, "reply")
+    reply = body.get("reply")
+    if reply not in REPLIES:
+        raise _invalid("reply must be 'once', 'session' or 'deny'.")
+    await _service(request).get(session_id)
+    if len(call_id) > 200:
+        raise ApiError(404, "session.permission_not_found", "No such permission request.")
+    assert isinstance(reply, str)
+    return data_response(await request.app[PERMISSIONS].reply(session_id, call_id, reply))
 
 
 async def delete_session(request: web.Request) -> web.Response:
@@ -169,3 +212,6 @@ def setup_session_routes(app: web.Application) -> None:
     r.add_patch("/api/session/{id}/message/{mid}", patch_message)
     r.add_get("/api/session/{id}/log", session_log)
     r.add_post("/api/session/{id}/prompt", prompt)
+    r.add_post("/api/session/{id}/interrupt", interrupt)
+    r.add_get("/api/session/{id}/permission", list_permissions)
+    r.add_post("/api/session/{id}/permission/{call_id}", reply_permission)

@@ -189,6 +189,7 @@ def _deleted(p: Projection, e: Event) -> None:
     ids = {r[0] for r in rows}
     for sid in ids:
         delete_aggregate(p.conn, sid, e.position)
+        _drop_permissions(p.conn, sid)
     # Messages, inbox and descendants go with the row (ON DELETE CASCADE).
     p.conn.execute("DELETE FROM session WHERE id = ?", (e.aggregate_id,))
     p.forget_sessions(ids)
@@ -368,6 +369,63 @@ def _resume_exhausted(p: Projection, e: Event) -> None:
     p.touch(e.aggregate_id, e.created)
 
 
+def _input_delivered(p: Projection, e: Event) -> None:
+    """The prompt moves to where it was delivered: its seq becomes this event's."""
+    p.require_session(e.aggregate_id)
+    found = p.message(e.data["message_id"])
+    if found is None or found.session_id != e.aggregate_id or found.type != "user":
+        raise ProjectionError(errors.message_not_found(e.aggregate_id, e.data["message_id"]))
+    if not found.new:
+        p.conn.execute("UPDATE message SET seq = ? WHERE id = ?", (e.seq, e.data["message_id"]))
+    found.seq = e.seq
+
+
+def permission_key(session_id: str, *rest: str) -> str:
+    """Permission state lives in kv under `permission/<session>/...` (mode, ask/<call>,
+    allow/<tool>); one owner for the key shapes."""
+    return "/".join(("permission", session_id, *rest))
+
+
+def _drop_permissions(conn: sqlite3.Connection, session_id: str) -> None:
+    prefix = permission_key(session_id, "")
+    conn.execute("DELETE FROM kv WHERE key >= ? AND key < ?", (prefix, prefix + "\U0010ffff"))
+
+
+def _kv_set(conn: sqlite3.Connection, key: str, value: object, now: int) -> None:
+    conn.execute(
+        "INSERT INTO kv (key, value, updated) VALUES (?, ?, ?) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value, updated = excluded.updated",
+        (key, dumps(value), now),
+    )
+
+
+def _permission_mode(p: Projection, e: Event) -> None:
+    p.require_session(e.aggregate_id)
+    _kv_set(p.conn, permission_key(e.aggregate_id, "mode"), e.data["mode"], e.created)
+
+
+def _permission_asked(p: Projection, e: Event) -> None:
+    _tool_part(p, e, create=False)
+    value = {**e.data, "time": {"created": e.created}}
+    _kv_set(p.conn, permission_key(e.aggregate_id, "ask", e.data["call_id"]), value, e.created)
+
+
+def _permission_replied(p: Projection, e: Event) -> None:
+    p.require_session(e.aggregate_id)
+    key = permission_key(e.aggregate_id, "ask", e.data["call_id"])
+    if p.conn.execute("DELETE FROM kv WHERE key = ?", (key,)).rowcount != 1:
+        raise ProjectionError(
+            SessionError(
+                404,
+                "session.permission_not_found",
+                f"No permission request for call {e.data['call_id']!r} is waiting.",
+            )
+        )
+    if e.data["reply"] == "session":
+        allow = permission_key(e.aggregate_id, "allow", e.data["tool"])
+        _kv_set(p.conn, allow, True, e.created)
+
+
 HANDLERS: dict[str, Handler] = {
     "session.created": _created,
     "session.updated": _updated,
@@ -388,6 +446,10 @@ HANDLERS: dict[str, Handler] = {
     "session.message.content.updated": _content_updated,
     "session.execution.interrupted": _interrupted,
     "session.resume.exhausted": _resume_exhausted,
+    "session.input.delivered": _input_delivered,
+    "session.permission.mode": _permission_mode,
+    "session.permission.asked": _permission_asked,
+    "session.permission.replied": _permission_replied,
 }
 
 

@@ -271,6 +271,29 @@ DURABLE: dict[str, Check] = {
     "session.message.content.updated": record({"message_id": MESSAGE_ID, "content": CONTENT}),
     "session.execution.interrupted": record({"reason": one_of("user", "shutdown")}),
     "session.resume.exhausted": record({"error": ERROR}),
+    # The runner's: a queued or steered prompt handed to the model (its message moves to
+    # the point of delivery, so history order is the order the model saw).
+    "session.input.delivered": record({"message_id": MESSAGE_ID}),
+    # Permissions (desktop/session/permissions.py): the mode, a call waiting for the
+    # person, and the person's answer.
+    "session.permission.mode": record({"mode": one_of("auto", "ask")}),
+    "session.permission.asked": record(
+        {
+            "message_id": MESSAGE_ID,
+            "call_id": text(MAX_NAME),
+            "tool": text(MAX_NAME),
+            "input": json_object,
+            "diff": opt(text(MAX_TEXT)),
+        }
+    ),
+    "session.permission.replied": record(
+        {
+            "message_id": MESSAGE_ID,
+            "call_id": text(MAX_NAME),
+            "tool": text(MAX_NAME),
+            "reply": one_of("once", "session", "deny"),
+        }
+    ),
 }
 
 # Ephemeral events: broadcast to subscribers only, never stored.

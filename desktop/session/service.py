@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from desktop.session import errors
 from desktop.session.bus import Draft, DurableBus, draft
 from desktop.session.ids import new_id
+from desktop.session.permissions import mode_of
 from desktop.session.schema import TOOL_STATUS, validate_content
 from desktop.store import log
 from desktop.store import sessions as q
@@ -87,6 +88,7 @@ class SessionService:
             raise errors.session_not_found(session_id)
         if session_id in self.runner.active():
             found["status"] = "busy"
+        found["permission_mode"] = mode_of(conn, session_id)
         return found
 
     def _require(self, session_id: str) -> Callable[[sqlite3.Connection], None]:
@@ -121,6 +123,7 @@ class SessionService:
             for row in rows:
                 if row["id"] in active:
                     row["status"] = "busy"
+                row["permission_mode"] = mode_of(conn, str(row["id"]))
             return rows
 
         return await self._read(read)  # type: ignore[no-any-return]
@@ -277,6 +280,16 @@ class SessionService:
         session: dict[str, object] = await self._read(write)
         self._emit_status(session_id, session["status"])
         return session
+
+    async def refresh_status(self, session_id: str) -> None:
+        """Announce the session's current status (the runner calls it when a turn's task
+        starts or ends: `active()` changed without an event)."""
+        found = await self._read(lambda c: q.get_session(c, session_id))
+        if found is None:
+            self._status.pop(session_id, None)
+            return
+        busy = session_id in self.runner.active()
+        self._emit_status(session_id, "busy" if busy else found["status"])
 
     # Status announcements ------------------------------------------------------------
     def _emit_status(self, session_id: str, status: object) -> None:

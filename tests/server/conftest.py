@@ -18,7 +18,9 @@ ClientFactory = Callable[..., Awaitable[TestClient]]
 
 @pytest.fixture
 async def client(aiohttp_client: ClientFactory, settings: Settings, web_dist: Path) -> TestClient:
-    return await aiohttp_client(create_app(settings, token=TOKEN))
+    # The session engine without the agent: prompts stay in the inbox (tests/session and
+    # tests/server/test_runner_* run the agent).
+    return await aiohttp_client(create_app(settings, token=TOKEN, agent=False))
 
 
 @pytest.fixture

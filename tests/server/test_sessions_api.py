@@ -24,7 +24,15 @@ async def test_a_created_session_is_listed_fetched_renamed_and_shaped_as_the_api
     client: TestClient, auth: dict[str, str], tmp_path: Path
 ) -> None:
     session = await new_session(client, auth, title="Work", directory=str(tmp_path))
-    assert set(session) == {"id", "title", "parent_id", "directory", "status", "time"}
+    assert set(session) == {
+        "id",
+        "title",
+        "parent_id",
+        "directory",
+        "status",
+        "time",
+        "permission_mode",
+    }
     assert session["title"] == "Work" and session["status"] == "idle"
     real = await asyncio.to_thread(os.path.realpath, tmp_path)
     assert session["directory"] == real and session["parent_id"] is None

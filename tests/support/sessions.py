@@ -35,6 +35,7 @@ def every_event(mid: str = "msg_a", other: str = "msg_b") -> list[tuple[str, dic
     return [
         ("session.updated", {"title": "renamed"}),
         ("session.prompted", {"message_id": "msg_u", "text": "hello", "mode": "queue"}),
+        ("session.input.delivered", {"message_id": "msg_u"}),
         ("session.synthetic", {"message_id": "msg_s", "text": "<shell>", "description": "job"}),
         started(mid),
         ("session.reasoning", {"message_id": mid, "text": "thinking"}),
@@ -43,9 +44,18 @@ def every_event(mid: str = "msg_a", other: str = "msg_b") -> list[tuple[str, dic
         ("session.tool.input.started", {"message_id": mid, "call_id": "c1", "name": "read"}),
         ("session.tool.called", {"message_id": mid, "call_id": "c1", "name": "read", "input": {}}),
         ("session.tool.success", {"message_id": mid, "call_id": "c1", "content": "ok"}),
+        ("session.permission.mode", {"mode": "ask"}),
         (
             "session.tool.called",
             {"message_id": mid, "call_id": "c2", "name": "shell", "input": {"command": "x"}},
+        ),
+        (
+            "session.permission.asked",
+            {"message_id": mid, "call_id": "c2", "tool": "shell", "input": {"command": "x"}},
+        ),
+        (
+            "session.permission.replied",
+            {"message_id": mid, "call_id": "c2", "tool": "shell", "reply": "session"},
         ),
         (
             "session.tool.failed",
@@ -112,6 +122,7 @@ def projection(conn: sqlite3.Connection) -> dict[str, list[tuple[Any, ...]]]:
             "SELECT id, parent_id, title, directory, status, created, updated FROM session "
             "ORDER BY id"
         ).fetchall(),
+        "kv": conn.execute("SELECT key, value FROM kv ORDER BY key").fetchall(),
         "event": conn.execute(
             "SELECT position, id, aggregate_id, seq, type, version, created, data FROM event "
             "ORDER BY position"

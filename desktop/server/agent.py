@@ -1,0 +1,61 @@
+"""The agent's wiring into the service: provider configuration, tools, PTY host jobs.
+
+Kept apart from app.py so the application factory stays a list of parts. The runner reads
+the provider configuration at every step (a change in the settings applies to the next
+step; no provider configured is a durable `provider.not_configured` step error), runs
+`shell` as PTY host jobs through the terminal service's own connection, and `subagent`
+through the session service.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from aiohttp import web
+
+from desktop.provider.profiles import Profile
+from desktop.provider.settings import ProviderConfigStore
+from desktop.server.appkeys import PERMISSIONS, RUNNER, SETTINGS
+from desktop.session.bus import DurableBus
+from desktop.session.jobs_client import ShellJobs
+from desktop.session.permissions import Permissions
+from desktop.session.runner import SessionRunner
+from desktop.session.service import SessionService
+from desktop.session.subagent import SubagentTool
+from desktop.tools.base import Tool
+from desktop.tools.registry import default_tools
+from desktop.tools.shell import ShellTool
+
+
+def build_runner(app: web.Application, bus: DurableBus) -> SessionRunner:
+    from desktop.server.terminals import TERMINALS  # registered later by setup_terminals
+
+    config = ProviderConfigStore(app[SETTINGS])
+
+    async def profile() -> Profile | None:
+        return await asyncio.to_thread(config.profile)
+
+    async def connect():  # type: ignore[no-untyped-def]
+        return await app[TERMINALS].client()
+
+    jobs = ShellJobs(connect)
+    permissions = Permissions(bus)
+    tools: dict[str, Tool] = {**default_tools(), "shell": ShellTool(jobs)}
+    runner = SessionRunner(bus, profile=profile, tools=tools, permissions=permissions, jobs=jobs)
+    app[PERMISSIONS] = permissions
+    app[RUNNER] = runner
+    return runner
+
+
+def wire_runner(service: SessionService, runner: SessionRunner) -> None:
+    """What needs both: status announcements and the subagent tool."""
+    runner.on_status = service.refresh_status
+
+    async def create_child(parent: str, title: str, directory: str) -> str:
+        child = await service.create(title=title, directory=directory, parent_id=parent)
+        return str(child["id"])
+
+    tool = SubagentTool(
+        service.store, create_child, service.prompt, runner.wait_idle, runner.interrupt
+    )
+    runner.tools.tools[tool.name] = tool

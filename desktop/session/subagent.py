@@ -1,0 +1,84 @@
+"""`subagent` (foreground): a child session runs its own turn; its last answer is the result.
+
+The child is an ordinary session with `parent_id`, so its whole work is visible and
+replayable like any other. Interrupting the parent interrupts the child (the tool's task is
+cancelled with the turn's interrupt flag set); a service shutdown only stops waiting, and
+the restart settles the parent's call (background subagents that survive a restart are the
+background-jobs module's).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from desktop.session import history
+from desktop.store.db import Store
+from desktop.tools.base import Tool, ToolContext, ToolError, ToolResult
+from desktop.tools.shell import ShellContext
+
+CreateChild = Callable[[str, str, str], Awaitable[str]]  # parent, title, directory -> child id
+Prompt = Callable[[str, str], Awaitable[str]]
+
+
+class SubagentTool(Tool):
+    name = "subagent"
+    description = (
+        "Hand a self-contained task to a helper agent working in a child session with the "
+        "same tools and folder. It starts with no memory of this conversation: say everything "
+        "it needs in `prompt`. Returns the helper's final answer."
+    )
+    parameters = {
+        "type": "object",
+        "properties": {
+            "description": {"type": "string", "minLength": 1, "description": "3-5 words"},
+            "prompt": {"type": "string", "minLength": 1, "description": "The task in full"},
+        },
+        "required": ["description", "prompt"],
+        "additionalProperties": False,
+    }
+
+    def __init__(
+        self,
+        store: Store,
+        create_child: CreateChild,
+        prompt: Prompt,
+        wait_idle: Callable[[str], Awaitable[None]],
+        interrupt: Callable[[str], Awaitable[bool]],
+    ) -> None:
+        self.store = store
+        self.create_child = create_child
+        self.prompt = prompt
+        self.wait_idle = wait_idle
+        self.interrupt = interrupt
+
+    async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        if not isinstance(ctx, ShellContext) or not ctx.session_id:
+            raise TypeError("subagent needs the calling session")
+        child = await self.create_child(
+            ctx.session_id, str(args["description"])[:200], str(ctx.root)
+        )
+        await self.prompt(child, str(args["prompt"]))
+        try:
+            await self.wait_idle(child)
+        except asyncio.CancelledError:
+            if ctx.interrupted is not None and ctx.interrupted.is_set():
+                await asyncio.shield(self.interrupt(child))
+            raise
+
+        def read(conn: sqlite3.Connection) -> tuple[str, str | None]:
+            snap = history.read(conn, child)
+            if snap is None:
+                return "", "the child session was deleted"
+            last = snap.messages[-1] if snap.messages else {}
+            error = last.get("error") if isinstance(last, dict) else None
+            message = error.get("message") if isinstance(error, dict) else None
+            return history.last_assistant_text(snap.messages), message
+
+        text, error = await self.store.run(lambda: read(self.store.connection()))
+        meta = {"session_id": child}
+        if error and not text:
+            raise ToolError(f"the subagent failed: {error}")
+        return ToolResult(text or "(the subagent gave no answer)", metadata=meta)
