@@ -15,7 +15,8 @@ from aiohttp import web
 
 from desktop.provider.profiles import Profile
 from desktop.provider.settings import ProviderConfigStore
-from desktop.server.appkeys import PERMISSIONS, RUNNER, SETTINGS
+from desktop.server.appkeys import BACKGROUND, PERMISSIONS, RUNNER, SETTINGS
+from desktop.session.background.service import BackgroundWork
 from desktop.session.bus import DurableBus
 from desktop.session.jobs_client import ShellJobs
 from desktop.session.permissions import Permissions
@@ -40,8 +41,12 @@ def build_runner(app: web.Application, bus: DurableBus) -> SessionRunner:
 
     jobs = ShellJobs(connect)
     permissions = Permissions(bus)
-    tools: dict[str, Tool] = {**default_tools(), "shell": ShellTool(jobs)}
+    shell = ShellTool(jobs)
+    tools: dict[str, Tool] = {**default_tools(), "shell": shell}
     runner = SessionRunner(bus, profile=profile, tools=tools, permissions=permissions, jobs=jobs)
+    background = BackgroundWork(bus, runner, jobs)
+    shell.on_background = background.shell_backgrounded  # background calls notify when done
+    app[BACKGROUND] = background
     app[PERMISSIONS] = permissions
     app[RUNNER] = runner
     return runner

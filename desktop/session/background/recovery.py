@@ -19,7 +19,8 @@ Every rule of the seed's resumeSuspendedSessions, plus adoption of PTY host jobs
    Notices to a parent whose own claim is about to be resumed do not wake it: the root
    sweep resumes it (or exhausts its budget) and it reads them at its next step.
 3. Suspended root sessions are resumed within the budget (the same durable count;
-   over budget: `session.resume.exhausted`, which releases the claim).
+   over budget: `session.resume.exhausted`, which releases the claim): the runner's
+   `recover_claims`, told which child claims to keep.
 
 Recovery is at-least-once for side effects (a resumed child may redo work) and exactly-once
 for notices (notices.py).
@@ -39,12 +40,12 @@ from desktop.session.background.markers import Marker, ShellRecovery, SubagentRe
 from desktop.session.background.notices import Notice
 from desktop.session.background.registry import JobInfo, JobRegistry
 from desktop.session.bus import DurableBus, draft
+from desktop.session.recovery import RESUME_BUDGET, recover_claims
 from desktop.store import sessions as q
 from desktop.tools.shell import JobResult, JobState, result_text
 
 _log = logging.getLogger("desk.session.background.recovery")
 
-RESUME_BUDGET = 10
 RESUME_EXHAUSTED = {
     "type": "session.resume_exhausted",
     "message": "The session was interrupted by too many restarts and will not be resumed "
@@ -75,7 +76,7 @@ class Report:
     adopted: list[str] = field(default_factory=list)  # job ids waited for in the background
     resumed_children: list[str] = field(default_factory=list)
     resumed: list[str] = field(default_factory=list)  # root sessions handed to the runner
-    exhausted: list[str] = field(default_factory=list)
+    exhausted: list[str] = field(default_factory=list)  # children over their budget
     acknowledged: list[str] = field(default_factory=list)  # markers of sessions gone
 
 
@@ -164,7 +165,7 @@ class BackgroundRecovery:
             else:
                 await self._subagent(marker, marker.recovery, report)
         # Background completions may have woken parents: look at local turns only now.
-        await self._resume_roots(report)
+        await self._resume_roots(report, keep)
         self._suspended.clear()
         return report
 
@@ -182,18 +183,11 @@ class BackgroundRecovery:
             return False
         return True
 
-    async def _resume_roots(self, report: Report) -> None:
-        suspended = await self._read(q.list_suspended)
-        assert isinstance(suspended, list)
-        running = self.runner.active()
-        for session_id in suspended:
-            if session_id in running:
-                continue
-            if await self._count_resume(session_id):
-                self.runner.resume(session_id)
-                report.resumed.append(session_id)
-            else:
-                report.exhausted.append(session_id)
+    async def _resume_roots(self, report: Report, keep: list[str]) -> None:
+        # The root sweep is the runner's recovery (one owner of the root budget rule).
+        report.resumed = await recover_claims(
+            self.bus, self.runner, budget=self.budget, keep_children=keep
+        )
 
     # ----- shell -------------------------------------------------------------------------
 
@@ -275,6 +269,7 @@ class BackgroundRecovery:
         if r.child_id in self.runner.active():
             return
         if not await self._count_resume(r.child_id):
+            report.exhausted.append(r.child_id)
             notice = notices.subagent_notice(marker, "error", RESUME_EXHAUSTED["message"])
             await self._admit(notice, report, wake=True)
             return
