@@ -1,0 +1,106 @@
+"""Through the HTTP API of real `desk serve` processes against the strict fake provider:
+a background command outlives a `kill -9` of the service, the successor adopts its job, and
+its real output reaches the model exactly once, in requests a strict provider accepts."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from desktop.config import Settings
+from tests.ptyhost.conftest import stop_host
+from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
+from tests.support.serve import Served, serve
+
+DEADLINE = 30.0
+
+
+@pytest.fixture
+async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeProvider]:
+    async with FakeProvider() as provider:
+        monkeypatch.setenv("DESK_PROVIDER", "openai-compatible")
+        monkeypatch.setenv("DESK_BASE_URL", provider.base_url)
+        monkeypatch.setenv("DESK_MODEL", "fake-model")
+        monkeypatch.setenv("DESK_API_KEY", "sk-test")
+        yield provider
+
+
+async def call(served: Served, method: str, path: str, body: object = None) -> Any:
+    async with (
+        aiohttp.ClientSession(headers=served.headers) as http,
+        http.request(method, served.url + path, json=body) as response,
+    ):
+        payload = await response.json()
+        assert response.status < 400, payload
+        return payload["data"]
+
+
+async def eventually(check: Any, what: str) -> Any:
+    deadline = asyncio.get_running_loop().time() + DEADLINE
+    while True:
+        value = await check()
+        if value:
+            return value
+        assert asyncio.get_running_loop().time() < deadline, f"never: {what}"
+        await asyncio.sleep(0.05)
+
+
+def texts(messages: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for m in messages:
+        if m["type"] == "assistant":
+            out += [p["text"] for p in m["content"] if p["type"] == "text"]
+    return out
+
+
+async def test_a_background_command_outliving_a_kill_9_notifies_once_with_its_real_output(
+    settings: Settings, fake: FakeProvider, tmp_path: Path
+) -> None:
+    gate = tmp_path / "go"
+    command = f"while [ ! -e {gate} ]; do sleep 0.05; done; echo bg-$((6*7))"
+    fake.script(
+        tool_call_reply(Call("call_bg", "shell", {"command": command, "background": True})),
+        text_reply("Started it."),
+        text_reply("It printed bg-42."),
+    )
+    first = await asyncio.to_thread(serve, settings)
+    second: Served | None = None
+    try:
+        sid = (await call(first, "POST", "/api/session", {"directory": str(tmp_path)}))["id"]
+        await call(first, "POST", f"/api/session/{sid}/prompt", {"text": "run it in background"})
+
+        async def answered(served: Served, text: str) -> list[dict[str, Any]] | None:
+            messages = await call(served, "GET", f"/api/session/{sid}/message?limit=200")
+            return messages if text in texts(messages) else None
+
+        await eventually(lambda: answered(first, "Started it."), "the first answer")
+        (job,) = await call(first, "GET", f"/api/session/{sid}/jobs")
+        assert (job["type"], job["status"], job["background"]) == ("shell", "running", True)
+        await asyncio.to_thread(first.kill)
+
+        second = await asyncio.to_thread(serve, settings)
+        (adopted,) = await call(second, "GET", f"/api/session/{sid}/jobs")
+        assert adopted["id"] == job["id"] and adopted["status"] == "running"
+        await asyncio.to_thread(gate.touch)
+        messages = await eventually(
+            lambda: answered(second, "It printed bg-42."), "the notice's turn"
+        )
+        notices = [m for m in messages if m["type"] == "synthetic" and "bg-42" in m["text"]]
+        assert len(notices) == 1 and 'state="completed"' in notices[0]["text"]
+        assert notices[0]["id"] == job["notification_id"]
+        assert len(fake.requests) == 3 and fake.invalid_count == 0
+        assert "bg-42" in json.dumps(fake.requests[2].body["messages"])
+        assert "bg-42" not in json.dumps(fake.requests[1].body["messages"])
+        (done,) = await call(second, "GET", f"/api/session/{sid}/jobs")
+        assert done["status"] == "completed"
+    finally:
+        for served in (first, second):
+            if served is not None:
+                await asyncio.to_thread(served.kill)
+        await stop_host(settings)
