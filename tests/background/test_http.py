@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ import aiohttp
 import pytest
 
 from desktop.config import Settings
+from desktop.ptyhost.hostfiles import read_host_registration
 from tests.ptyhost.conftest import stop_host
 from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
 from tests.support.serve import Served, serve
@@ -99,6 +102,60 @@ async def test_a_background_command_outliving_a_kill_9_notifies_once_with_its_re
         assert "bg-42" not in json.dumps(fake.requests[1].body["messages"])
         (done,) = await call(second, "GET", f"/api/session/{sid}/jobs")
         assert done["status"] == "completed"
+    finally:
+        for served in (first, second):
+            if served is not None:
+                await asyncio.to_thread(served.kill)
+        await stop_host(settings)
+
+
+async def test_a_background_command_killed_with_the_pty_host_is_reported_cancelled_once(
+    settings: Settings, fake: FakeProvider, tmp_path: Path
+) -> None:
+    fake.script(
+        tool_call_reply(Call("call_k", "shell", {"command": "sleep 300", "background": True})),
+        text_reply("Started it."),
+        text_reply("Noted."),
+    )
+    first = await asyncio.to_thread(serve, settings)
+    second: Served | None = None
+    try:
+        sid = (await call(first, "POST", "/api/session", {"directory": str(tmp_path)}))["id"]
+        await call(first, "POST", f"/api/session/{sid}/prompt", {"text": "sleep in background"})
+
+        async def messages(served: Served) -> list[dict[str, Any]]:
+            found: list[dict[str, Any]] = await call(
+                served, "GET", f"/api/session/{sid}/message?limit=200"
+            )
+            return found
+
+        async def answered(served: Served, text: str) -> bool:
+            return text in texts(await messages(served))
+
+        await eventually(lambda: answered(first, "Started it."), "the first answer")
+        await asyncio.to_thread(first.kill)
+        registration = read_host_registration(settings)
+        assert registration is not None
+        os.kill(registration.pid, signal.SIGKILL)  # the host dies with the command
+
+        second = await asyncio.to_thread(serve, settings)
+
+        async def notices() -> list[dict[str, Any]]:
+            return [
+                m
+                for m in await messages(second)
+                if m["type"] == "synthetic" and "server restarted" in m["text"]
+            ]
+
+        (notice,) = await eventually(notices, "the cancellation notice")
+        assert 'state="cancelled"' in notice["text"]
+        assert len(fake.requests) == 2  # admitted without waking the idle session
+        await call(second, "POST", f"/api/session/{sid}/prompt", {"text": "what happened?"})
+        await eventually(lambda: answered(second, "Noted."), "the next turn")
+        assert len(await notices()) == 1
+        sent = json.dumps(fake.requests[2].body["messages"])
+        assert sent.count("Command cancelled because the server restarted") == 1
+        assert fake.invalid_count == 0
     finally:
         for served in (first, second):
             if served is not None:
