@@ -46,6 +46,8 @@ from desktop.tools.shell import JobResult, JobState, result_text
 
 _log = logging.getLogger("desk.session.background.recovery")
 
+SWEEP_CONCURRENCY = 256  # shell markers recovered at once (bus requests in flight)
+
 RESUME_EXHAUSTED = {
     "type": "session.resume_exhausted",
     "message": "The session was interrupted by too many restarts and will not be resumed "
@@ -68,6 +70,7 @@ class ShellHost(Protocol):
     async def get_job(self, key: str) -> JobState: ...
     async def wait_job(self, key: str, *, within: float | None = None) -> JobState: ...
     async def job_result(self, key: str, *, collect: bool = True) -> JobResult: ...
+    async def list_jobs(self, session_id: str | None = None) -> list[JobState]: ...
 
 
 @dataclass
@@ -156,13 +159,22 @@ class BackgroundRecovery:
         suspended = await self._read(claims)
         assert isinstance(suspended, list)
         self._suspended = {s for s in suspended if s not in active}
-        for marker in pending:
-            local = self.jobs.get(marker.id)
-            if local is not None and local.status == "running":
-                continue  # this process runs it: its own notifier delivers
-            if isinstance(marker.recovery, ShellRecovery):
-                await self._shell(marker, marker.recovery, report)
-            else:
+        mine = [m for m in pending if not self._runs_here(m)]
+        shells = [m for m in mine if isinstance(m.recovery, ShellRecovery)]
+        # One question to the host for all jobs, and the notices admitted concurrently: the
+        # bus commits concurrent requests in shared transactions (a thousand markers cost a
+        # handful of commits, not a thousand).
+        states = await self._host_jobs() if shells else {}
+        gate = asyncio.Semaphore(SWEEP_CONCURRENCY)
+
+        async def shell(marker: Marker) -> None:
+            assert isinstance(marker.recovery, ShellRecovery)
+            async with gate:
+                await self._shell(marker, marker.recovery, states, report)
+
+        await asyncio.gather(*(shell(m) for m in shells))
+        for marker in mine:
+            if isinstance(marker.recovery, SubagentRecovery):
                 await self._subagent(marker, marker.recovery, report)
         # Background completions may have woken parents: look at local turns only now.
         await self._resume_roots(report, keep)
@@ -191,8 +203,23 @@ class BackgroundRecovery:
 
     # ----- shell -------------------------------------------------------------------------
 
-    async def _shell(self, marker: Marker, r: ShellRecovery, report: Report) -> None:
-        state = await self._host_state(r.job_key) if marker.status == "running" else None
+    def _runs_here(self, marker: Marker) -> bool:
+        local = self.jobs.get(marker.id)
+        return local is not None and local.status == "running"  # its own notifier delivers
+
+    async def _host_jobs(self) -> dict[str, JobState]:
+        if self.host is None:
+            return {}
+        try:
+            return {state.key: state for state in await self.host.list_jobs()}
+        except Exception:  # the host cannot be reached: its jobs are as good as gone
+            _log.warning("PTY host unreachable while recovering jobs", exc_info=True)
+            return {}
+
+    async def _shell(
+        self, marker: Marker, r: ShellRecovery, states: dict[str, JobState], report: Report
+    ) -> None:
+        state = states.get(r.job_key) if marker.status == "running" else None
         if state is not None and state.status == "running" and self.host is not None:
             await self._adopt(marker, r, self.host)
             report.adopted.append(marker.id)
@@ -203,15 +230,6 @@ class BackgroundRecovery:
                 await self._admit(shell_result_notice(marker, result), report, wake=False)
                 return
         await self._admit(notices.stored_shell_notice(marker), report, wake=False)
-
-    async def _host_state(self, key: str) -> JobState | None:
-        if self.host is None:
-            return None
-        try:
-            return await self.host.get_job(key)
-        except Exception:  # the host cannot be reached: its jobs are as good as gone
-            _log.warning("PTY host unreachable while recovering job %s", key, exc_info=True)
-            return None
 
     async def _adopt(self, marker: Marker, r: ShellRecovery, host: ShellHost) -> None:
         results: dict[str, JobResult] = {}
