@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -16,6 +17,7 @@ import aiohttp
 import pytest
 
 from desktop.config import Settings
+from desktop.process.liveness import is_alive
 from desktop.ptyhost.hostfiles import read_host_registration
 from tests.ptyhost.conftest import stop_host
 from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
@@ -161,3 +163,65 @@ async def test_a_background_command_killed_with_the_pty_host_is_reported_cancell
             if served is not None:
                 await asyncio.to_thread(served.kill)
         await stop_host(settings)
+
+
+async def test_soak_kill_9_at_random_points_of_a_background_heavy_conversation(
+    settings: Settings, fake: FakeProvider, tmp_path: Path
+) -> None:
+    """20 rounds: a prompt whose answer starts a background command, the service killed
+    with SIGKILL at a random moment, a successor started. Then: every call that went to
+    the background has exactly one notice, no request was invalid, the session is idle,
+    and no service process is left."""
+    rng = random.Random(10)
+    fake.default = text_reply("ok")
+    served = await asyncio.to_thread(serve, settings)
+    pids = [served.proc.pid]
+    try:
+        sid = (await call(served, "POST", "/api/session", {"directory": str(tmp_path)}))["id"]
+        for i in range(20):
+            fake.script(
+                tool_call_reply(
+                    Call(f"call_{i}", "shell", {"command": f"echo soak-{i}", "background": True})
+                ),
+                text_reply(f"round {i}"),
+            )
+            await call(served, "POST", f"/api/session/{sid}/prompt", {"text": f"round {i}"})
+            await asyncio.sleep(rng.uniform(0, 0.4))  # the random crash point
+            await asyncio.to_thread(served.kill)
+            served = await asyncio.to_thread(serve, settings)
+            pids.append(served.proc.pid)
+
+        async def settled() -> list[dict[str, Any]] | None:
+            session = await call(served, "GET", f"/api/session/{sid}")
+            messages: list[dict[str, Any]] = await call(
+                served, "GET", f"/api/session/{sid}/message?limit=200"
+            )
+            background = [
+                p
+                for m in messages
+                if m["type"] == "assistant"
+                for p in m["content"]
+                if p["type"] == "tool"
+                and p["state"]["status"] == "completed"
+                and p["state"].get("metadata", {}).get("background")
+            ]
+            jobs = await call(served, "GET", f"/api/session/{sid}/jobs")
+            noticed = {m["metadata"].get("job_id") for m in messages if m["type"] == "synthetic"}
+            waiting = [p for p in background if p["state"]["metadata"]["job"] not in noticed]
+            busy = session["status"] == "busy" or any(j["status"] == "running" for j in jobs)
+            return None if waiting or busy else messages
+
+        messages = await eventually(settled, "every background call noticed, session idle")
+        notices = [
+            m["metadata"]["job_id"]
+            for m in messages
+            if m["type"] == "synthetic" and m["metadata"].get("source") == "shell"
+        ]
+        assert len(notices) == len(set(notices))  # exactly once each
+        assert len(notices) >= 1
+        assert fake.invalid_count == 0
+    finally:
+        await asyncio.to_thread(served.kill)
+        await stop_host(settings)
+    for pid in pids:
+        assert not is_alive(pid)
