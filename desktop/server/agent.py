@@ -47,12 +47,13 @@ def build_runner(app: web.Application, bus: DurableBus) -> SessionRunner:
     background = BackgroundWork(bus, runner, jobs)
     shell.on_background = background.shell_backgrounded  # background calls notify when done
     app[BACKGROUND] = background
+    runner.on_interrupt.append(background.interrupted)  # children's jobs end with the parent
     app[PERMISSIONS] = permissions
     app[RUNNER] = runner
     return runner
 
 
-def wire_runner(service: SessionService, runner: SessionRunner) -> None:
+def wire_runner(service: SessionService, runner: SessionRunner, background: BackgroundWork) -> None:
     """What needs both: status announcements and the subagent tool."""
     runner.on_status = service.refresh_status
 
@@ -61,6 +62,11 @@ def wire_runner(service: SessionService, runner: SessionRunner) -> None:
         return str(child["id"])
 
     tool = SubagentTool(
-        service.store, create_child, service.prompt, runner.wait_idle, runner.interrupt
+        service.store,
+        create_child,
+        service.prompt,
+        runner.wait_idle,
+        runner.interrupt,
+        background.subagent_backgrounded,
     )
     runner.tools.tools[tool.name] = tool

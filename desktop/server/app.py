@@ -52,7 +52,7 @@ def create_app(settings: Settings, *, token: str, agent: bool = True) -> web.App
     bus = DurableBus(app[STORE], app[EVENTS])
     runner = build_runner(app, bus)
     app[SESSIONS] = SessionService(bus, runner if agent else None)
-    wire_runner(app[SESSIONS], runner)
+    wire_runner(app[SESSIONS], runner, app[BACKGROUND])
     ui = WebUI(web_dist_dir(), token)
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:

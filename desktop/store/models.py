@@ -111,5 +111,3 @@ class KvRow(BaseModel):
 
     class Meta:
         table_name = "kv"
-
-

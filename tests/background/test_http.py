@@ -225,3 +225,50 @@ async def test_soak_kill_9_at_random_points_of_a_background_heavy_conversation(
         await stop_host(settings)
     for pid in pids:
         assert not is_alive(pid)
+
+
+async def test_a_background_subagent_notifies_its_parent_once_with_its_answer(
+    settings: Settings, fake: FakeProvider, tmp_path: Path
+) -> None:
+    fake.script(
+        tool_call_reply(
+            Call(
+                "call_sub",
+                "subagent",
+                {"description": "count files", "prompt": "count", "background": True},
+            )
+        ),
+        text_reply("helper-answer"),  # the child's answer, or the parent's ack: either order
+        text_reply("helper-answer"),
+    )
+    fake.default = text_reply("parent read it")
+    served = await asyncio.to_thread(serve, settings)
+    try:
+        sid = (await call(served, "POST", "/api/session", {"directory": str(tmp_path)}))["id"]
+        await call(served, "POST", f"/api/session/{sid}/prompt", {"text": "delegate"})
+
+        async def noticed() -> list[dict[str, Any]] | None:
+            messages: list[dict[str, Any]] = await call(
+                served, "GET", f"/api/session/{sid}/message?limit=200"
+            )
+            found = [m for m in messages if m["type"] == "synthetic"]
+            session = await call(served, "GET", f"/api/session/{sid}")
+            done = "parent read it" in texts(messages) and session["status"] != "busy"
+            return found if found and done else None
+
+        (notice,) = await eventually(noticed, "the subagent's notice and the parent's turn")
+        assert notice["metadata"]["source"] == "subagent"
+        assert notice["metadata"]["state"] == "completed"
+        assert "helper-answer" in notice["text"]
+        children = [s for s in await call(served, "GET", "/api/session") if s["parent_id"] == sid]
+        assert len(children) == 1 and notice["metadata"]["child_id"] == children[0]["id"]
+        assert fake.invalid_count == 0
+        (job,) = await call(served, "GET", f"/api/session/{sid}/jobs")
+        assert (job["type"], job["status"], job["id"]) == (
+            "subagent",
+            "completed",
+            children[0]["id"],
+        )
+    finally:
+        await asyncio.to_thread(served.kill)
+        await stop_host(settings)

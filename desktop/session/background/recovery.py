@@ -62,6 +62,7 @@ class Runner(Protocol):
     def wake(self, session_id: str) -> None: ...
     def resume(self, session_id: str) -> None: ...
     async def wait_idle(self, session_id: str) -> None: ...
+    async def interrupt(self, session_id: str) -> bool: ...
 
 
 class ShellHost(Protocol):
@@ -294,7 +295,7 @@ class BackgroundRecovery:
         await self.jobs.start(
             id=r.child_id,
             type="subagent",
-            run=lambda: self._run_child(r.child_id),
+            run=lambda: self.run_child(r.child_id),
             title=r.description,
             metadata={"session_id": r.parent_id, "child_id": r.child_id},
             recovery=r,
@@ -314,7 +315,8 @@ class BackgroundRecovery:
 
         self._spawn(notify())
 
-    async def _run_child(self, child_id: str) -> str:
+    async def run_child(self, child_id: str) -> str:
+        """Run (or join) the child's turn; its last answer."""
         self.runner.resume(child_id)
         await self.runner.wait_idle(child_id)
         text = await self._read(lambda c: _last_answer(c, child_id))

@@ -18,7 +18,12 @@ from collections.abc import Awaitable
 from typing import Any, Protocol
 
 from desktop.session.background import notices
-from desktop.session.background.markers import Marker, MarkerStore, ShellRecovery
+from desktop.session.background.markers import (
+    Marker,
+    MarkerStore,
+    ShellRecovery,
+    SubagentRecovery,
+)
 from desktop.session.background.recovery import (
     BackgroundRecovery,
     Runner,
@@ -152,6 +157,41 @@ class BackgroundWork:
             notice = notices.stored_shell_notice(marker)
         await notices.admit(self.bus, notice, wake=self.runner.wake)
 
+    # ----- subagents --------------------------------------------------------------------
+
+    async def subagent_backgrounded(self, ctx: ShellContext, child: str, description: str) -> None:
+        recovery = SubagentRecovery(ctx.session_id, child, "subagent", description)
+        await self.jobs.start(
+            id=child,
+            type="subagent",
+            run=lambda: self.recovery.run_child(child),
+            title=description,
+            metadata={"session_id": ctx.session_id, "child_id": child},
+            recovery=recovery,
+        )
+        await self.jobs.background(child)
+        self._spawn(self._notify_subagent(child))
+
+    async def _notify_subagent(self, child: str) -> None:
+        info = await self.jobs.wait(child)
+        if info is None or info.status == "running" or info.recovery is None:
+            return
+        assert info.notification_id is not None
+        marker = Marker(
+            info.id, info.notification_id, info.recovery, info.status, info.output, info.error
+        )
+        state: notices.State = info.status
+        await notices.admit(self.bus, notices.subagent_notice(marker, state), wake=self.runner.wake)
+
+    async def interrupted(self, session_id: str) -> None:
+        """A user interrupt of `session_id`: its own job (it is a background child) is
+        cancelled for good, and so are its background children, whose turns end."""
+        await self.jobs.cancel(session_id)
+        for info in self.jobs.jobs(session_id):
+            if info.type == "subagent" and info.status == "running":
+                await self.runner.interrupt(str(info.metadata.get("child_id", info.id)))
+                await self.jobs.cancel(info.id)
+
     # ----- the routes ------------------------------------------------------------------------
 
     async def jobs_of(self, session_id: str) -> list[dict[str, Any]]:
@@ -170,6 +210,9 @@ class BackgroundWork:
             # Kill the command first, so "cancelled" is what really happened to it.
             key = str(info.metadata.get("job_key", job_id))
             await self.host.kill_job(key)
+        if info.type == "subagent" and info.status == "running":
+            # The child's turn ends for good (its interrupt hook cancels this job too).
+            await self.runner.interrupt(str(info.metadata.get("child_id", job_id)))
         # Its notifier (spawned when it was backgrounded) admits the "cancelled" notice.
         cancelled = await self.jobs.cancel(job_id)
         assert cancelled is not None
