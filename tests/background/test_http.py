@@ -272,3 +272,52 @@ async def test_a_background_subagent_notifies_its_parent_once_with_its_answer(
     finally:
         await asyncio.to_thread(served.kill)
         await stop_host(settings)
+
+
+async def test_cancelling_a_background_job_kills_it_and_notices_cancelled_once(
+    settings: Settings, fake: FakeProvider, tmp_path: Path
+) -> None:
+    fake.script(
+        tool_call_reply(Call("call_x", "shell", {"command": "sleep 300", "background": True})),
+        text_reply("Started it."),
+    )
+    fake.default = text_reply("Noted the cancel.")
+    served = await asyncio.to_thread(serve, settings)
+    try:
+        sid = (await call(served, "POST", "/api/session", {"directory": str(tmp_path)}))["id"]
+        await call(served, "POST", f"/api/session/{sid}/prompt", {"text": "sleep"})
+
+        async def running() -> list[dict[str, Any]] | None:
+            jobs: list[dict[str, Any]] = await call(served, "GET", f"/api/session/{sid}/jobs")
+            return jobs if jobs and jobs[0]["status"] == "running" else None
+
+        (job,) = await eventually(running, "the background job")
+        async with aiohttp.ClientSession(headers=served.headers) as http:
+            for path, kind in (
+                (f"/api/session/{sid}/jobs/job:nope/cancel", "job.not_found"),
+                (f"/api/session/{sid}/jobs/{'x' * 300}/cancel", "job.not_found"),
+                (f"/api/session/ses_missing/jobs/{job['id']}/cancel", "session.not_found"),
+                ("/api/session/ses_missing/jobs", "session.not_found"),
+            ):
+                method = http.get if path.endswith("/jobs") else http.post
+                async with method(served.url + path) as response:
+                    assert response.status == 404
+                    assert (await response.json())["error"]["type"] == kind
+        cancelled = await call(served, "POST", f"/api/session/{sid}/jobs/{job['id']}/cancel")
+        assert cancelled["status"] == "cancelled"
+
+        async def noticed() -> list[dict[str, Any]] | None:
+            messages: list[dict[str, Any]] = await call(
+                served, "GET", f"/api/session/{sid}/message?limit=200"
+            )
+            found = [m for m in messages if m["type"] == "synthetic"]
+            return found if found and "Noted the cancel." in texts(messages) else None
+
+        (notice,) = await eventually(noticed, "the cancellation notice")
+        assert 'state="cancelled"' in notice["text"]
+        again = await call(served, "POST", f"/api/session/{sid}/jobs/{job['id']}/cancel")
+        assert again["status"] == "cancelled"  # settled: answered as it is
+        assert len(await noticed() or []) == 1 and fake.invalid_count == 0
+    finally:
+        await asyncio.to_thread(served.kill)
+        await stop_host(settings)
