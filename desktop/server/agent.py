@@ -46,6 +46,7 @@ def build_runner(app: web.Application, bus: DurableBus) -> SessionRunner:
     runner = SessionRunner(bus, profile=profile, tools=tools, permissions=permissions, jobs=jobs)
     background = BackgroundWork(bus, runner, jobs)
     shell.on_background = background.shell_backgrounded  # background calls notify when done
+    shell.on_foreground = background.shell_foreground  # foreground calls can be moved
     app[BACKGROUND] = background
     runner.on_interrupt.append(background.interrupted)  # children's jobs end with the parent
     app[PERMISSIONS] = permissions

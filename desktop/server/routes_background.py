@@ -2,6 +2,7 @@
 
     GET  /api/session/{id}/jobs                  -> {"data": [job, ...]}
     POST /api/session/{id}/jobs/{job_id}/cancel  -> {"data": job}
+    POST /api/session/{id}/background            -> {"data": [moved job, ...]}
 
 Job shape: desktop.session.background.service.job_json.
 """
@@ -43,6 +44,14 @@ async def cancel_job(request: web.Request) -> web.Response:
     return data_response(await request.app[BACKGROUND].cancel(session_id, job_id))
 
 
+async def move_to_background(request: web.Request) -> web.Response:
+    """Every call the session's turn waits for goes to the background; the moved jobs."""
+    session_id = _session_id(request)
+    await request.app[SESSIONS].get(session_id)
+    return data_response(await request.app[BACKGROUND].background_session(session_id))
+
+
 def setup_background_routes(app: web.Application) -> None:
+    app.router.add_post("/api/session/{id}/background", move_to_background)
     app.router.add_get("/api/session/{id}/jobs", list_jobs)
     app.router.add_post("/api/session/{id}/jobs/{job_id}/cancel", cancel_job)

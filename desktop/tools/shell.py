@@ -151,6 +151,9 @@ GONE_TEXT = (
 # Told when a call goes to the background (desktop.session.background.service), so its
 # completion becomes a notice: (context, the job's state, its command).
 OnBackground = Callable[[ShellContext, JobState, str], Awaitable[None]]
+# Waits for a foreground call's job in a way the person can move to the background
+# (POST /api/session/{id}/background); True when it was moved.
+OnForeground = Callable[[ShellContext, JobState, str], Awaitable[bool]]
 
 
 async def run_shell(
@@ -158,6 +161,7 @@ async def run_shell(
     ctx: ShellContext,
     args: ShellArgs,
     on_background: OnBackground | None = None,
+    on_foreground: OnForeground | None = None,
 ) -> ToolResult:
     """Start (or adopt) the call's job; in the foreground wait for it and return its result.
 
@@ -179,6 +183,11 @@ async def run_shell(
             metadata={**metadata, "status": "running", "background": True},
         )
     try:
+        if on_foreground is not None and await on_foreground(ctx, state, args.command):
+            return ToolResult(
+                f"Moved to the background as job {state.key}; its output arrives when it ends.",
+                metadata={**metadata, "status": "running", "background": True},
+            )
         final = await jobs.wait_job(state.key)
     except asyncio.CancelledError:
         if ctx.interrupted is not None and ctx.interrupted.is_set():
@@ -229,12 +238,18 @@ class ShellTool(Tool):
         "additionalProperties": False,
     }
 
-    def __init__(self, jobs: ShellJobs, on_background: OnBackground | None = None) -> None:
+    def __init__(
+        self,
+        jobs: ShellJobs,
+        on_background: OnBackground | None = None,
+        on_foreground: OnForeground | None = None,
+    ) -> None:
         self.jobs = jobs
         self.on_background = on_background
+        self.on_foreground = on_foreground
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if not isinstance(ctx, ShellContext) or not ctx.session_id or not ctx.call_id:
             raise TypeError("the shell tool needs a ShellContext naming its session and call")
         parsed = await asyncio.to_thread(parse_shell_args, args, ctx)
-        return await run_shell(self.jobs, ctx, parsed, self.on_background)
+        return await run_shell(self.jobs, ctx, parsed, self.on_background, self.on_foreground)

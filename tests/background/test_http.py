@@ -321,3 +321,46 @@ async def test_cancelling_a_background_job_kills_it_and_notices_cancelled_once(
     finally:
         await asyncio.to_thread(served.kill)
         await stop_host(settings)
+
+
+async def test_a_foreground_command_moved_to_the_background_notifies_once_when_done(
+    settings: Settings, fake: FakeProvider, tmp_path: Path
+) -> None:
+    gate = tmp_path / "go"
+    command = f"while [ ! -e {gate} ]; do sleep 0.05; done; echo moved-$((6*7))"
+    fake.script(
+        tool_call_reply(Call("call_fg", "shell", {"command": command})),
+        text_reply("It runs in the background now."),
+        text_reply("It printed moved-42."),
+    )
+    served = await asyncio.to_thread(serve, settings)
+    try:
+        sid = (await call(served, "POST", "/api/session", {"directory": str(tmp_path)}))["id"]
+        await call(served, "POST", f"/api/session/{sid}/prompt", {"text": "run it"})
+
+        async def waiting() -> list[dict[str, Any]] | None:
+            jobs: list[dict[str, Any]] = await call(served, "GET", f"/api/session/{sid}/jobs")
+            return jobs if jobs and jobs[0]["status"] == "running" else None
+
+        (job,) = await eventually(waiting, "the foreground job")
+        assert job["background"] is False
+        (moved,) = await call(served, "POST", f"/api/session/{sid}/background")
+        assert moved["id"] == job["id"] and moved["background"] is True
+
+        async def answered(text: str) -> list[dict[str, Any]] | None:
+            messages: list[dict[str, Any]] = await call(
+                served, "GET", f"/api/session/{sid}/message?limit=200"
+            )
+            return messages if text in texts(messages) else None
+
+        await eventually(lambda: answered("It runs in the background now."), "the turn goes on")
+        assert len(fake.requests) == 2
+        await asyncio.to_thread(gate.touch)
+        messages = await eventually(lambda: answered("It printed moved-42."), "the notice")
+        notices = [m for m in messages if m["type"] == "synthetic"]
+        assert len(notices) == 1 and "moved-42" in notices[0]["text"]
+        assert await call(served, "POST", f"/api/session/{sid}/background") == []
+        assert fake.invalid_count == 0
+    finally:
+        await asyncio.to_thread(served.kill)
+        await stop_host(settings)

@@ -111,11 +111,38 @@ class BackgroundWork:
     # ----- the shell tool ------------------------------------------------------------------
 
     async def shell_backgrounded(self, ctx: ShellContext, state: JobState, command: str) -> None:
-        host = self.host
-        assert host is not None
         existing = self.jobs.get(state.key)
         if existing is not None and existing.status == "running":
             return  # the call ran again (adopted on resume): it already owns its marker
+        results = await self._start_shell(ctx, state, command)
+        moved = await self.jobs.background(state.key)
+        assert moved is not None and moved.notification_id is not None
+        self._spawn(self._notify_shell(state.key, results))
+
+    async def shell_foreground(self, ctx: ShellContext, state: JobState, command: str) -> bool:
+        """Wait for a foreground call's job as its turn (blocked), so `background_session`
+        can move it; True when it was moved (its notice will follow)."""
+        existing = self.jobs.get(state.key)
+        if existing is None or existing.status != "running":
+            results = await self._start_shell(ctx, state, command)
+        else:
+            results = {}
+        outcome = await self.jobs.block(state.key, ctx.session_id)
+        if outcome is None or outcome.kind != "backgrounded":
+            return False
+        self._spawn(self._notify_shell(state.key, results))
+        return True
+
+    async def background_session(self, session_id: str) -> list[dict[str, Any]]:
+        """`POST /api/session/{id}/background`: every call the session's turn is waiting
+        for goes to the background (markers first); the moved jobs."""
+        return [job_json(i) for i in await self.jobs.background_all(session_id)]
+
+    async def _start_shell(
+        self, ctx: ShellContext, state: JobState, command: str
+    ) -> dict[str, JobResult]:
+        host = self.host
+        assert host is not None
         recovery = ShellRecovery(ctx.session_id, ctx.call_id, state.key, command)
         results: dict[str, JobResult] = {}
 
@@ -139,9 +166,7 @@ class BackgroundWork:
             },
             recovery=recovery,
         )
-        moved = await self.jobs.background(state.key)
-        assert moved is not None and moved.notification_id is not None
-        self._spawn(self._notify_shell(state.key, results))
+        return results
 
     async def _notify_shell(self, job_id: str, results: dict[str, JobResult]) -> None:
         info = await self.jobs.wait(job_id)
