@@ -15,7 +15,8 @@ from aiohttp import web
 
 from desktop.provider.profiles import Profile
 from desktop.provider.settings import ProviderConfigStore
-from desktop.server.appkeys import PERMISSIONS, RUNNER, SETTINGS
+from desktop.server.appkeys import BACKGROUND, PERMISSIONS, RUNNER, SETTINGS
+from desktop.session.background.service import BackgroundWork
 from desktop.session.bus import DurableBus
 from desktop.session.jobs_client import ShellJobs
 from desktop.session.permissions import Permissions
@@ -40,14 +41,20 @@ def build_runner(app: web.Application, bus: DurableBus) -> SessionRunner:
 
     jobs = ShellJobs(connect)
     permissions = Permissions(bus)
-    tools: dict[str, Tool] = {**default_tools(), "shell": ShellTool(jobs)}
+    shell = ShellTool(jobs)
+    tools: dict[str, Tool] = {**default_tools(), "shell": shell}
     runner = SessionRunner(bus, profile=profile, tools=tools, permissions=permissions, jobs=jobs)
+    background = BackgroundWork(bus, runner, jobs)
+    shell.on_background = background.shell_backgrounded  # background calls notify when done
+    shell.on_foreground = background.shell_foreground  # foreground calls can be moved
+    app[BACKGROUND] = background
+    runner.on_interrupt.append(background.interrupted)  # children's jobs end with the parent
     app[PERMISSIONS] = permissions
     app[RUNNER] = runner
     return runner
 
 
-def wire_runner(service: SessionService, runner: SessionRunner) -> None:
+def wire_runner(service: SessionService, runner: SessionRunner, background: BackgroundWork) -> None:
     """What needs both: status announcements and the subagent tool."""
     runner.on_status = service.refresh_status
 
@@ -56,6 +63,11 @@ def wire_runner(service: SessionService, runner: SessionRunner) -> None:
         return str(child["id"])
 
     tool = SubagentTool(
-        service.store, create_child, service.prompt, runner.wait_idle, runner.interrupt
+        service.store,
+        create_child,
+        service.prompt,
+        runner.wait_idle,
+        runner.interrupt,
+        background.subagent_backgrounded,
     )
     runner.tools.tools[tool.name] = tool

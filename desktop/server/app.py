@@ -8,13 +8,14 @@ from aiohttp import web
 
 from desktop.config import Settings, web_dist_dir
 from desktop.server.agent import build_runner, wire_runner
-from desktop.server.appkeys import EVENTS, INFLIGHT, SESSIONS, SETTINGS, STORE, TOKEN
+from desktop.server.appkeys import BACKGROUND, EVENTS, INFLIGHT, SESSIONS, SETTINGS, STORE, TOKEN
 from desktop.server.auth import make_auth_middleware
 from desktop.server.errors import error_middleware
 from desktop.server.events import EventBus
 from desktop.server.hosts import HostPolicy, make_host_middleware
 from desktop.server.inflight import InFlight
 from desktop.server.provider_routes import setup_provider_routes
+from desktop.server.routes_background import setup_background_routes
 from desktop.server.routes_core import api_not_found, setup_core_routes
 from desktop.server.routes_events import setup_event_routes
 from desktop.server.routes_sessions import setup_session_routes
@@ -51,7 +52,7 @@ def create_app(settings: Settings, *, token: str, agent: bool = True) -> web.App
     bus = DurableBus(app[STORE], app[EVENTS])
     runner = build_runner(app, bus)
     app[SESSIONS] = SessionService(bus, runner if agent else None)
-    wire_runner(app[SESSIONS], runner)
+    wire_runner(app[SESSIONS], runner, app[BACKGROUND])
     ui = WebUI(web_dist_dir(), token)
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
@@ -59,7 +60,8 @@ def create_app(settings: Settings, *, token: str, agent: bool = True) -> web.App
         await ui.load()
         bus.start()
         if agent:
-            await recover(bus, runner)  # before any route serves: claimed turns resume first
+            # Before any route serves: background markers, then claimed turns.
+            await recover(bus, runner, background=app[BACKGROUND].recovery)
         yield
         await bus.stop()
         await app[STORE].close()
@@ -73,12 +75,14 @@ def create_app(settings: Settings, *, token: str, agent: bool = True) -> web.App
         # Before the PTY host link closes: a waiting shell call must be cancelled (left to
         # the successor), not fail on a closed connection.
         await runner.close()
+        await app[BACKGROUND].close()  # runs cancelled unsettled: markers stay for the successor
 
     app.on_shutdown.append(stop_runner)
     app.on_shutdown.append(end_streams)
     setup_core_routes(app)
     setup_event_routes(app)
     setup_session_routes(app)
+    setup_background_routes(app)
     setup_test_routes(app)
     setup_terminals(app)
     setup_provider_routes(app)

@@ -7,6 +7,7 @@ from aiohttp import web
 from desktop.config import Settings
 from desktop.server.events import EventBus
 from desktop.server.inflight import InFlight
+from desktop.session.background.service import BackgroundWork
 from desktop.session.permissions import Permissions
 from desktop.session.runner import SessionRunner
 from desktop.session.service import SessionService
@@ -20,3 +21,4 @@ INFLIGHT = web.AppKey("inflight", InFlight)
 SESSIONS = web.AppKey("sessions", SessionService)
 PERMISSIONS = web.AppKey("permissions", Permissions)
 RUNNER = web.AppKey("runner", SessionRunner)
+BACKGROUND = web.AppKey("background", BackgroundWork)

@@ -385,11 +385,15 @@ def _resume_exhausted(p: Projection, e: Event) -> None:
     p.touch(e.aggregate_id, e.created)
 
 
+_INPUT = ("user", "synthetic")  # what waits in the inbox
+
+
 def _input_delivered(p: Projection, e: Event) -> None:
-    """The prompt moves to where it was delivered: its seq becomes this event's."""
+    """The prompt (or a background notice) moves to where it was delivered: its seq
+    becomes this event's."""
     p.require_session(e.aggregate_id)
     found = p.message(e.data["message_id"])
-    if found is None or found.session_id != e.aggregate_id or found.type != "user":
+    if found is None or found.session_id != e.aggregate_id or found.type not in _INPUT:
         raise ProjectionError(errors.message_not_found(e.aggregate_id, e.data["message_id"]))
     if not found.new:
         p.conn.execute("UPDATE message SET seq = ? WHERE id = ?", (e.seq, e.data["message_id"]))

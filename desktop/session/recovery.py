@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from desktop.session.bus import DurableBus, draft
 from desktop.session.runner import SessionRunner
@@ -27,17 +29,44 @@ log = logging.getLogger("desk.session.recovery")
 RESUME_BUDGET = 10
 
 
+class Resumer(Protocol):
+    def active(self) -> set[str]: ...
+    def resume(self, session_id: str) -> None: ...
+
+
+class BackgroundPhase(Protocol):
+    """desktop.session.background.recovery.BackgroundRecovery: markers first, then it
+    calls `recover_claims` itself with the children it keeps."""
+
+    async def recover(self) -> Any: ...
+
+
 async def recover(
-    bus: DurableBus, runner: SessionRunner, *, budget: int = RESUME_BUDGET
+    bus: DurableBus,
+    runner: SessionRunner,
+    *,
+    budget: int = RESUME_BUDGET,
+    background: BackgroundPhase | None = None,
 ) -> list[str]:
     """Resume every claimed root session; the ids handed to the runner."""
+    if background is not None:
+        return list((await background.recover()).resumed)
     return await recover_claims(bus, runner, budget=budget)
 
 
-async def recover_claims(bus: DurableBus, runner: SessionRunner, *, budget: int) -> list[str]:
+async def recover_claims(
+    bus: DurableBus, runner: Resumer, *, budget: int, keep_children: Sequence[str] = ()
+) -> list[str]:
+    """Root claims, each counted durably before its resume; child claims are released
+    except `keep_children` (children a background marker resumes). Sessions already
+    running here keep their claim and are not resumed again."""
+    active = runner.active()
+
     def claimed(conn: sqlite3.Connection) -> list[tuple[str, int | None]]:
-        q.release_child_claims(conn, [])
-        return [(sid, q.count_resume(conn, sid)) for sid in q.list_suspended(conn)]
+        q.release_child_claims(conn, list(keep_children))
+        return [
+            (sid, q.count_resume(conn, sid)) for sid in q.list_suspended(conn) if sid not in active
+        ]
 
     store = bus.store
     sessions = await store.run(lambda: claimed(store.connection()))

@@ -87,6 +87,9 @@ class SessionRunner:
         self.options = options or RunnerOptions()
         self.tools = ToolRunner(bus, tools, permissions)
         self.on_status: StatusHook | None = None
+        # Called with the session before a user interrupt cancels its turn (background
+        # work: the session's own job, a background child, is cancelled for good).
+        self.on_interrupt: list[Callable[[str], Awaitable[object]]] = []
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._flags: dict[str, TurnFlags] = {}
         self._woken: set[str] = set()
@@ -113,6 +116,9 @@ class SessionRunner:
             return False
         self._flags[session_id].interrupted.set()
         self._woken.discard(session_id)
+        for hook in self.on_interrupt:
+            with contextlib.suppress(Exception):
+                await hook(session_id)
         task.cancel()
         await asyncio.wait([task])
         return True

@@ -21,6 +21,9 @@ from desktop.tools.shell import ShellContext
 
 CreateChild = Callable[[str, str, str], Awaitable[str]]  # parent, title, directory -> child id
 Prompt = Callable[[str, str], Awaitable[str]]
+# Told when a call goes to the background (desktop.session.background.service): the
+# parent's context, the child session, its description.
+OnBackground = Callable[[ShellContext, str, str], Awaitable[None]]
 
 
 class SubagentTool(Tool):
@@ -35,6 +38,10 @@ class SubagentTool(Tool):
         "properties": {
             "description": {"type": "string", "minLength": 1, "description": "3-5 words"},
             "prompt": {"type": "string", "minLength": 1, "description": "The task in full"},
+            "background": {
+                "type": "boolean",
+                "description": "Return at once; the helper's answer arrives later",
+            },
         },
         "required": ["description", "prompt"],
         "additionalProperties": False,
@@ -47,12 +54,14 @@ class SubagentTool(Tool):
         prompt: Prompt,
         wait_idle: Callable[[str], Awaitable[None]],
         interrupt: Callable[[str], Awaitable[bool]],
+        on_background: OnBackground | None = None,
     ) -> None:
         self.store = store
         self.create_child = create_child
         self.prompt = prompt
         self.wait_idle = wait_idle
         self.interrupt = interrupt
+        self.on_background = on_background
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if not isinstance(ctx, ShellContext) or not ctx.session_id:
@@ -61,6 +70,12 @@ class SubagentTool(Tool):
             ctx.session_id, str(args["description"])[:200], str(ctx.root)
         )
         await self.prompt(child, str(args["prompt"]))
+        if args.get("background") and self.on_background is not None:
+            await self.on_background(ctx, child, str(args["description"])[:200])
+            return ToolResult(
+                f"Started in the background as session {child}; its answer arrives when it ends.",
+                metadata={"session_id": child, "background": True},
+            )
         try:
             await self.wait_idle(child)
         except asyncio.CancelledError:

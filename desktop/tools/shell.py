@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -148,7 +148,21 @@ GONE_TEXT = (
 )
 
 
-async def run_shell(jobs: ShellJobs, ctx: ShellContext, args: ShellArgs) -> ToolResult:
+# Told when a call goes to the background (desktop.session.background.service), so its
+# completion becomes a notice: (context, the job's state, its command).
+OnBackground = Callable[[ShellContext, JobState, str], Awaitable[None]]
+# Waits for a foreground call's job in a way the person can move to the background
+# (POST /api/session/{id}/background); True when it was moved.
+OnForeground = Callable[[ShellContext, JobState, str], Awaitable[bool]]
+
+
+async def run_shell(
+    jobs: ShellJobs,
+    ctx: ShellContext,
+    args: ShellArgs,
+    on_background: OnBackground | None = None,
+    on_foreground: OnForeground | None = None,
+) -> ToolResult:
     """Start (or adopt) the call's job; in the foreground wait for it and return its result.
 
     On cancellation the job is killed only if the turn was interrupted; otherwise (the
@@ -162,11 +176,18 @@ async def run_shell(jobs: ShellJobs, ctx: ShellContext, args: ShellArgs) -> Tool
         "adopted": not state.created,
     }
     if args.background:
+        if on_background is not None:
+            await on_background(ctx, state, args.command)
         return ToolResult(
             f"Started in the background as job {state.key}; its output arrives when it ends.",
             metadata={**metadata, "status": "running", "background": True},
         )
     try:
+        if on_foreground is not None and await on_foreground(ctx, state, args.command):
+            return ToolResult(
+                f"Moved to the background as job {state.key}; its output arrives when it ends.",
+                metadata={**metadata, "status": "running", "background": True},
+            )
         final = await jobs.wait_job(state.key)
     except asyncio.CancelledError:
         if ctx.interrupted is not None and ctx.interrupted.is_set():
@@ -217,11 +238,18 @@ class ShellTool(Tool):
         "additionalProperties": False,
     }
 
-    def __init__(self, jobs: ShellJobs) -> None:
+    def __init__(
+        self,
+        jobs: ShellJobs,
+        on_background: OnBackground | None = None,
+        on_foreground: OnForeground | None = None,
+    ) -> None:
         self.jobs = jobs
+        self.on_background = on_background
+        self.on_foreground = on_foreground
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if not isinstance(ctx, ShellContext) or not ctx.session_id or not ctx.call_id:
             raise TypeError("the shell tool needs a ShellContext naming its session and call")
         parsed = await asyncio.to_thread(parse_shell_args, args, ctx)
-        return await run_shell(self.jobs, ctx, parsed)
+        return await run_shell(self.jobs, ctx, parsed, self.on_background, self.on_foreground)

@@ -1,0 +1,1 @@
+"""Background work: the job registry, its durable markers, notices and recovery."""

@@ -1,0 +1,244 @@
+"""Background work in the running service: one object the app, the shell tool and the
+routes share.
+
+- `shell_backgrounded` (the shell tool's `on_background`): a `background: true` call's job
+  becomes a registry job with a durable marker; when the PTY host job ends its notice is
+  admitted (waking the session, so the model reads the result).
+- `jobs_of` / `cancel`: what `GET /api/session/{id}/jobs` and
+  `POST /api/session/{id}/jobs/{job_id}/cancel` answer.
+- `recovery`: the start-up sweep (recovery.py), given to the runner's `recover`.
+- `close`: service shutdown; runs are cancelled without settling, markers stay.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable
+from typing import Any, Protocol
+
+from desktop.session.background import notices
+from desktop.session.background.markers import (
+    Marker,
+    MarkerStore,
+    ShellRecovery,
+    SubagentRecovery,
+)
+from desktop.session.background.recovery import (
+    BackgroundRecovery,
+    Runner,
+    ShellHost,
+    shell_result_notice,
+)
+from desktop.session.background.registry import JobInfo, JobRegistry
+from desktop.session.bus import DurableBus
+from desktop.session.errors import SessionError
+from desktop.tools.shell import JobResult, JobState, ShellContext, result_text
+
+_log = logging.getLogger("desk.session.background")
+
+
+class HostWithKill(ShellHost, Protocol):
+    async def kill_job(self, key: str) -> JobState: ...
+
+
+def job_not_found(session_id: str, job_id: str) -> SessionError:
+    return SessionError(404, "job.not_found", f"No job {job_id!r} in session {session_id!r}.")
+
+
+def job_json(info: JobInfo) -> dict[str, Any]:
+    """The API's job shape."""
+    out: dict[str, Any] = {
+        "id": info.id,
+        "type": info.type,
+        "title": info.title,
+        "status": info.status,
+        "background": info.background,
+        "time": {"started": info.started_at, "completed": info.completed_at},
+        "notification_id": info.notification_id,
+    }
+    for key in ("call_id", "job_key", "terminal_id", "child_id"):
+        if key in info.metadata:
+            out[key] = info.metadata[key]
+    if info.error is not None:
+        out["error"] = info.error
+    return out
+
+
+def marker_json(marker: Marker) -> dict[str, Any]:
+    """A job known only by its marker (its notice is still owed)."""
+    r = marker.recovery
+    return {
+        "id": marker.id,
+        "type": r.kind,
+        "title": r.command if isinstance(r, ShellRecovery) else r.description,
+        "status": marker.status,
+        "background": True,
+        "time": {"started": None, "completed": None},
+        "notification_id": marker.notification_id,
+    }
+
+
+class BackgroundWork:
+    def __init__(self, bus: DurableBus, runner: Runner, host: HostWithKill | None) -> None:
+        self.bus = bus
+        self.runner = runner
+        self.host = host
+        self.jobs = JobRegistry(MarkerStore(bus.store))
+        self.recovery = BackgroundRecovery(bus, self.jobs, runner, host=host)
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def _spawn(self, work: Awaitable[None]) -> None:
+        async def run() -> None:
+            try:
+                await work
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                _log.exception("a background notice failed")
+
+        task = asyncio.create_task(run())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self.recovery.close()
+        await self.jobs.close()
+
+    # ----- the shell tool ------------------------------------------------------------------
+
+    async def shell_backgrounded(self, ctx: ShellContext, state: JobState, command: str) -> None:
+        existing = self.jobs.get(state.key)
+        if existing is not None and existing.status == "running":
+            return  # the call ran again (adopted on resume): it already owns its marker
+        results = await self._start_shell(ctx, state, command)
+        moved = await self.jobs.background(state.key)
+        assert moved is not None and moved.notification_id is not None
+        self._spawn(self._notify_shell(state.key, results))
+
+    async def shell_foreground(self, ctx: ShellContext, state: JobState, command: str) -> bool:
+        """Wait for a foreground call's job as its turn (blocked), so `background_session`
+        can move it; True when it was moved (its notice will follow)."""
+        existing = self.jobs.get(state.key)
+        if existing is None or existing.status != "running":
+            results = await self._start_shell(ctx, state, command)
+        else:
+            results = {}
+        outcome = await self.jobs.block(state.key, ctx.session_id)
+        if outcome is None or outcome.kind != "backgrounded":
+            return False
+        self._spawn(self._notify_shell(state.key, results))
+        return True
+
+    async def background_session(self, session_id: str) -> list[dict[str, Any]]:
+        """`POST /api/session/{id}/background`: every call the session's turn is waiting
+        for goes to the background (markers first); the moved jobs."""
+        return [job_json(i) for i in await self.jobs.background_all(session_id)]
+
+    async def _start_shell(
+        self, ctx: ShellContext, state: JobState, command: str
+    ) -> dict[str, JobResult]:
+        host = self.host
+        assert host is not None
+        recovery = ShellRecovery(ctx.session_id, ctx.call_id, state.key, command)
+        results: dict[str, JobResult] = {}
+
+        async def wait() -> str:
+            final = await host.wait_job(state.key)
+            if final.status == "gone":
+                raise RuntimeError(notices.SERVER_RESTARTED)
+            results["result"] = result = await host.job_result(state.key)
+            return result_text(result, None)
+
+        await self.jobs.start(
+            id=state.key,
+            type="shell",
+            run=wait,
+            title=command,
+            metadata={
+                "session_id": ctx.session_id,
+                "call_id": ctx.call_id,
+                "job_key": state.key,
+                "terminal_id": state.terminal_id,
+            },
+            recovery=recovery,
+        )
+        return results
+
+    async def _notify_shell(self, job_id: str, results: dict[str, JobResult]) -> None:
+        info = await self.jobs.wait(job_id)
+        if info is None or info.status == "running" or info.recovery is None:
+            return  # shutdown: the marker stays for the successor
+        assert info.notification_id is not None
+        marker = Marker(
+            info.id, info.notification_id, info.recovery, info.status, info.output, info.error
+        )
+        if info.status == "completed" and "result" in results:
+            notice = shell_result_notice(marker, results["result"])
+        else:
+            notice = notices.stored_shell_notice(marker)
+        await notices.admit(self.bus, notice, wake=self.runner.wake)
+
+    # ----- subagents --------------------------------------------------------------------
+
+    async def subagent_backgrounded(self, ctx: ShellContext, child: str, description: str) -> None:
+        recovery = SubagentRecovery(ctx.session_id, child, "subagent", description)
+        await self.jobs.start(
+            id=child,
+            type="subagent",
+            run=lambda: self.recovery.run_child(child),
+            title=description,
+            metadata={"session_id": ctx.session_id, "child_id": child},
+            recovery=recovery,
+        )
+        await self.jobs.background(child)
+        self._spawn(self._notify_subagent(child))
+
+    async def _notify_subagent(self, child: str) -> None:
+        info = await self.jobs.wait(child)
+        if info is None or info.status == "running" or info.recovery is None:
+            return
+        assert info.notification_id is not None
+        marker = Marker(
+            info.id, info.notification_id, info.recovery, info.status, info.output, info.error
+        )
+        state: notices.State = info.status
+        await notices.admit(self.bus, notices.subagent_notice(marker, state), wake=self.runner.wake)
+
+    async def interrupted(self, session_id: str) -> None:
+        """A user interrupt of `session_id`: its own job (it is a background child) is
+        cancelled for good, and so are its background children, whose turns end."""
+        await self.jobs.cancel(session_id)
+        for info in self.jobs.jobs(session_id):
+            if info.type == "subagent" and info.status == "running":
+                await self.runner.interrupt(str(info.metadata.get("child_id", info.id)))
+                await self.jobs.cancel(info.id)
+
+    # ----- the routes ------------------------------------------------------------------------
+
+    async def jobs_of(self, session_id: str) -> list[dict[str, Any]]:
+        listed = [job_json(i) for i in self.jobs.jobs(session_id)]
+        known = {j["id"] for j in listed}
+        for marker in await self.jobs.pending_background():
+            if marker.recovery.session == session_id and marker.id not in known:
+                listed.append(marker_json(marker))
+        return listed
+
+    async def cancel(self, session_id: str, job_id: str) -> dict[str, Any]:
+        info = self.jobs.get(job_id)
+        if info is None or info.metadata.get("session_id") != session_id:
+            raise job_not_found(session_id, job_id)
+        if info.type == "shell" and info.status == "running" and self.host is not None:
+            # Kill the command first, so "cancelled" is what really happened to it.
+            key = str(info.metadata.get("job_key", job_id))
+            await self.host.kill_job(key)
+        if info.type == "subagent" and info.status == "running":
+            # The child's turn ends for good (its interrupt hook cancels this job too).
+            await self.runner.interrupt(str(info.metadata.get("child_id", job_id)))
+        # Its notifier (spawned when it was backgrounded) admits the "cancelled" notice.
+        cancelled = await self.jobs.cancel(job_id)
+        assert cancelled is not None
+        return job_json(cancelled)

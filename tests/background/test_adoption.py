@@ -1,0 +1,133 @@
+"""Going past the seed: a background command keeps running in the PTY host while the
+service restarts, and the successor adopts it. Real PTY host, real processes, real SQLite;
+the service's death is modelled by closing everything of it but the host."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from desktop.config import Settings
+from desktop.ptyhost.client import PtyHostClient
+from desktop.session.background.markers import MarkerStore, ShellRecovery
+from desktop.session.background.notices import SERVER_RESTARTED
+from desktop.session.background.recovery import BackgroundRecovery
+from desktop.session.background.registry import JobRegistry
+from desktop.session.jobs_client import ShellJobs
+from tests.background.conftest import Stores, create_session
+from tests.background.fakes import FakeRunner
+from tests.background.test_recovery import inbox
+from tests.ptyhost.conftest import DEADLINE
+
+SID = "ses_adopt"
+
+
+@pytest.fixture
+async def shell_jobs(host: PtyHostClient, settings: Settings) -> AsyncIterator[ShellJobs]:
+    runner = ShellJobs.for_settings(settings)
+    yield runner
+    await runner.close()
+
+
+async def backgrounded(stores: Stores, shell_jobs: ShellJobs, command: str, cwd: Path) -> str:
+    """A first service: the agent's background shell call; then that service dies (its
+    registry and store close; the PTY host and the job stay)."""
+    bus = await stores.open()
+    await create_session(bus, SID)
+    jobs = JobRegistry(MarkerStore(bus.store))
+    state = await shell_jobs.start_job(SID, "call_a", command, str(cwd))
+
+    async def wait() -> str:
+        await shell_jobs.wait_job(state.key)
+        return (await shell_jobs.job_result(state.key)).output
+
+    await jobs.start(
+        id=state.key,
+        type="shell",
+        run=wait,
+        recovery=ShellRecovery(SID, "call_a", state.key, command),
+    )
+    await jobs.background(state.key)
+    await jobs.close()
+    await stores.close(bus)
+    return state.key
+
+
+async def until(condition: object, what: str) -> None:
+    deadline = asyncio.get_running_loop().time() + DEADLINE
+    while not await condition():  # type: ignore[operator]
+        assert asyncio.get_running_loop().time() < deadline, what
+        await asyncio.sleep(0.02)
+
+
+async def test_a_background_command_outliving_the_service_is_adopted_and_noticed_once(
+    stores: Stores, shell_jobs: ShellJobs, tmp_path: Path
+) -> None:
+    gate = tmp_path / "go"
+    command = f"while [ ! -e {gate} ]; do sleep 0.05; done; echo done-$((6*7))"
+    key = await backgrounded(stores, shell_jobs, command, tmp_path)
+
+    bus = await stores.open()
+    jobs = JobRegistry(MarkerStore(bus.store))
+    runner = FakeRunner(bus)
+    recovery = BackgroundRecovery(bus, jobs, runner, host=shell_jobs)
+    report = await recovery.recover()
+    assert report.adopted == [key] and report.admitted == []
+    assert await inbox(bus, SID) == []  # still running: nothing to say yet
+    await asyncio.to_thread(gate.touch)
+
+    async def noticed() -> bool:
+        return len(await inbox(bus, SID)) == 1 and not await jobs.pending_background()
+
+    await until(noticed, "the adopted job's notice")
+    (notice,) = await inbox(bus, SID)
+    assert "done-42" in str(notice["text"]) and 'state="completed"' in str(notice["text"])
+    assert notice["metadata"]["exit_code"] == 0  # type: ignore[index]
+    await runner.wait_idle(SID)
+    assert runner.drained == [SID]  # a live completion wakes the session
+    assert (await recovery.recover()).admitted == []
+    assert len(await inbox(bus, SID)) == 1
+    await recovery.close()
+    await jobs.close()
+
+
+async def test_a_command_that_finished_while_the_service_was_down_gives_its_real_result(
+    stores: Stores, shell_jobs: ShellJobs, tmp_path: Path
+) -> None:
+    key = await backgrounded(stores, shell_jobs, "echo real-$((2+3)); exit 4", tmp_path)
+    assert (await shell_jobs.wait_job(key)).status == "exited"
+
+    bus = await stores.open()
+    jobs = JobRegistry(MarkerStore(bus.store))
+    runner = FakeRunner(bus)
+    report = await BackgroundRecovery(bus, jobs, runner, host=shell_jobs).recover()
+    assert len(report.admitted) == 1
+    (notice,) = await inbox(bus, SID)
+    assert "real-5" in str(notice["text"]) and "[exit code 4]" in str(notice["text"])
+    assert notice["metadata"]["state"] == "error"  # type: ignore[index]
+    assert runner.drained == []  # recovery does not wake an idle session
+    assert await jobs.pending_background() == []
+
+
+async def test_a_command_killed_with_the_pty_host_is_reported_cancelled_once(
+    stores: Stores, host: PtyHostClient, shell_jobs: ShellJobs, tmp_path: Path
+) -> None:
+    await backgrounded(stores, shell_jobs, "sleep 300", tmp_path)
+    os.kill(host.pid, signal.SIGKILL)
+
+    bus = await stores.open()
+    jobs = JobRegistry(MarkerStore(bus.store))
+    runner = FakeRunner(bus)
+    recovery = BackgroundRecovery(bus, jobs, runner, host=shell_jobs)
+    report = await recovery.recover()
+    assert len(report.admitted) == 1 and report.adopted == []
+    (notice,) = await inbox(bus, SID)
+    assert SERVER_RESTARTED in str(notice["text"])
+    assert notice["metadata"]["state"] == "cancelled"  # type: ignore[index]
+    assert (await recovery.recover()).admitted == []
+    assert len(await inbox(bus, SID)) == 1 and runner.drained == []
