@@ -24,7 +24,7 @@ def test_opens_offline_after_one_online_visit(page: Page, service: Service) -> N
 
     # The shell rendered from the worker's copies: header, sidebar, scripts running.
     expect(page.locator(".app-name")).to_have_text("Desk")
-    expect(page.get_by_text("Sessions arrive soon")).to_be_visible()
+    expect(page.get_by_role("navigation", name="Sessions")).to_be_visible()
     page.wait_for_function("() => window.__desk && window.__desk.state().connection === 'offline'")
     expect(page.locator("#offline-banner")).to_be_visible()
     expect(page.locator("#offline-banner")).to_contain_text("unreachable")
