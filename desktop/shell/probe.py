@@ -196,6 +196,7 @@ class WindowProbe:
                 geometry.update(
                     x=native.x(), y=native.y(), width=native.width(), height=native.height()
                 )
+                report["window_title"] = native.windowTitle()
                 saved.append(bool(native.grab().save(str(target), "PNG")))
             finally:
                 done.set()

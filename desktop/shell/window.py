@@ -219,6 +219,7 @@ def _show(settings: Settings, starter: ServiceStarter, gui: Gui) -> int:
     if gui == "qt":
         _name_qt_application()
     probe = WindowProbe.from_environment(gui_caller=make_qt_gui_caller() if gui == "qt" else None)
+    title_caller = make_qt_gui_caller() if gui == "qt" else None
     failed = threading.Event()
 
     def open_ui() -> None:
@@ -228,6 +229,8 @@ def _show(settings: Settings, starter: ServiceStarter, gui: Gui) -> int:
             failed.set()
             window.destroy()
             return
+        if title_caller is not None:
+            title_caller(lambda: _follow_page_title(window))
         window.load_url(login_url(info))
         if probe is not None:
             probe.run(window, service_pid=info["pid"])
@@ -265,6 +268,16 @@ def _first_placement(saved: Geometry, gui: Gui) -> Geometry:
     if not screens:
         return saved
     return placed_on_screen(saved, int(screens[0].width), int(screens[0].height))
+
+
+def _follow_page_title(window: Any) -> None:
+    """The window's title follows the page's (`<tab title> — Desk`), as a browser tab's does.
+
+    pywebview sets a title once; Qt's view announces every change of the page's title.
+    Runs on the GUI thread: Qt objects are not to be touched from pywebview's workers.
+    """
+    native = window.native
+    native.webview.titleChanged.connect(native.setWindowTitle)
 
 
 def _name_qt_application() -> None:

@@ -86,6 +86,8 @@ def test_window_shows_three_tabs_in_different_states(window: Window) -> None:
     # Attached by now, or still connecting: running either way, never exited.
     assert tabs[shell]["status"] in {"running", "reconnecting"}, tabs[shell]
     assert state["activeTerminal"] == shell
+    # The native window's title follows the page's: the tab in view, then the app.
+    assert report["window_title"] == "shell — Desk", report["window_title"]
 
     screenshot = report["screenshot"]
     assert isinstance(screenshot, str)
