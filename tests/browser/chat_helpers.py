@@ -13,10 +13,26 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page
 
-from tests.browser.helpers import Service, sign_in
-
-MODEL = {"id": "test-model", "provider_id": "test"}
-HOOK_BATCH = 1000  # the hook's limit per request
+from tests.support.chat import (  # re-exported: the chat tests import them from here
+    HOOK_BATCH as HOOK_BATCH,
+)
+from tests.support.chat import (
+    MODEL as MODEL,
+)
+from tests.support.chat import (
+    assistant as assistant,
+)
+from tests.support.chat import (
+    create_session as create_session,
+)
+from tests.support.chat import (
+    publish as publish,
+)
+from tests.support.chat import (
+    user as user,
+)
+from tests.support.chromium import sign_in
+from tests.support.service import Service
 
 
 @pytest.fixture(autouse=True)
@@ -24,34 +40,6 @@ def _test_hooks(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """The `service` fixture's `desk serve` inherits this environment."""
     monkeypatch.setenv("DESK_TEST_HOOKS", "1")
     yield
-
-
-def create_session(service: Service, title: str = "Chat", directory: str = "/tmp") -> str:
-    return str(
-        service.request("POST", "/api/session", {"title": title, "directory": directory})["id"]
-    )
-
-
-def publish(service: Service, session_id: str, events: list[tuple[str, dict[str, Any]]]) -> None:
-    items = [{"session_id": session_id, "type": kind, "data": data} for kind, data in events]
-    for start in range(0, len(items), HOOK_BATCH):
-        service.request("POST", "/api/test/events", {"events": items[start : start + HOOK_BATCH]})
-
-
-def user(message_id: str, text: str) -> list[tuple[str, dict[str, Any]]]:
-    return [("session.prompted", {"message_id": message_id, "text": text, "mode": "queue"})]
-
-
-def assistant(
-    message_id: str, text: str, *, completed: bool = True
-) -> list[tuple[str, dict[str, Any]]]:
-    events: list[tuple[str, dict[str, Any]]] = [
-        ("session.step.started", {"message_id": message_id, "agent": "build", "model": MODEL}),
-        ("session.text", {"message_id": message_id, "text": text}),
-    ]
-    if completed:
-        events.append(("session.step.ended", {"message_id": message_id, "finish": "stop"}))
-    return events
 
 
 def open_chat(page: Page, service: Service, session_id: str) -> None:

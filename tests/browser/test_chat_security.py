@@ -11,7 +11,7 @@ from typing import Any
 from playwright.sync_api import Page, expect
 
 from tests.browser.chat_helpers import _test_hooks, assistant, create_session, open_chat, publish
-from tests.browser.helpers import Service
+from tests.support.service import Service
 
 __all__ = ["_test_hooks"]
 

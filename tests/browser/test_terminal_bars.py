@@ -8,17 +8,17 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.helpers import (
-    Service,
     buffer_lines,
     terminal,
     type_line,
     wait_attached,
     wait_for_line,
     wait_for_status,
-    wait_until,
 )
 from tests.browser.tab_helpers import focus_terminal, open_ui, pane_fit, shot, wait_fits
 from tests.browser.test_terminals import create_terminal
+from tests.support.service import Service
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.browser
 

@@ -8,17 +8,11 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.helpers import (
-    Service,
-    buffer_lines,
-    terminal,
-    type_line,
-    wait_attached,
-    wait_for_line,
-    wait_until,
-)
+from tests.browser.helpers import buffer_lines, terminal, type_line, wait_attached, wait_for_line
 from tests.browser.tab_helpers import focus_terminal, open_ui, shot
 from tests.browser.test_terminals import create_terminal
+from tests.support.service import Service
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.browser
 

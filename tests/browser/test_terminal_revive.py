@@ -12,14 +12,12 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.helpers import (
-    Service,
     buffer_lines,
     buffer_text,
     type_line,
     wait_attached,
     wait_for_line,
     wait_for_status,
-    wait_until,
 )
 from tests.browser.tab_helpers import (
     focus_terminal,
@@ -30,6 +28,8 @@ from tests.browser.tab_helpers import (
     shot,
 )
 from tests.browser.test_terminals import create_terminal
+from tests.support.service import Service
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.browser
 

@@ -10,7 +10,6 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests.browser.helpers import (
-    Service,
     buffer_lines,
     terminal,
     terminals,
@@ -18,10 +17,11 @@ from tests.browser.helpers import (
     wait_attached,
     wait_for_line,
     wait_for_status,
-    wait_until,
 )
 from tests.browser.tab_helpers import focus_terminal, open_ui, reload_and_attach, shot
 from tests.browser.test_terminals import activate, create_terminal
+from tests.support.service import Service
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.browser
 

@@ -8,9 +8,11 @@ import re
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.browser.helpers import Service, terminal, type_line, wait_attached, wait_until
+from tests.browser.helpers import terminal, type_line, wait_attached
 from tests.browser.tab_helpers import focus_terminal, open_ui, shot
 from tests.browser.test_terminals import activate, create_terminal
+from tests.support.service import Service
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.browser
 

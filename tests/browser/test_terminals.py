@@ -13,18 +13,18 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.helpers import (
     ARTIFACTS,
-    Service,
     buffer_lines,
     buffer_text,
-    sign_in,
     terminal,
     terminals,
     type_line,
     wait_attached,
     wait_for_line,
     wait_for_status,
-    wait_until,
 )
+from tests.support.chromium import sign_in
+from tests.support.service import Service
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.browser
 

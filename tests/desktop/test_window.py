@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from desktop.process.liveness import is_alive
-from tests.conftest import wait_until
-from tests.desktop.conftest import Window
-from tests.shell.conftest import desk_argv
+from tests.support.desk import desk_argv
+from tests.support.wait import wait_until
+from tests.support.window import Window
 
 pytestmark = pytest.mark.desktop
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import wait_until
-from tests.desktop.conftest import Window, api_call
+from tests.support.wait import wait_until
+from tests.support.window import Window, api_call
 
 pytestmark = pytest.mark.desktop
 

@@ -9,7 +9,8 @@ import pytest
 
 from desktop.ptyhost.client import PtyHostClient
 from desktop.ptyhost.protocol import PtyHostError
-from tests.ptyhost.conftest import HostFactory, attach, shell, wait_for
+from tests.support.host import HostFactory, attach, shell
+from tests.support.wait import wait_for
 
 LINES = "i=0; while [ $i -lt {n} ]; do echo line$i; i=$((i+1)); done"
 
@@ -32,13 +33,8 @@ async def wait_tail(host: PtyHostClient, terminal_id: str, needle: bytes) -> byt
         data = await output_of(host, terminal_id)
         return data if needle in data else None
 
-    deadline = asyncio.get_running_loop().time() + 15
-    while True:
-        data = await check()
-        if data is not None:
-            return data
-        assert asyncio.get_running_loop().time() < deadline, f"no {needle!r} in output"
-        await asyncio.sleep(0.05)
+    found: bytes = await wait_for(check, what=f"{needle!r} in the output", interval=0.05)
+    return found
 
 
 async def test_replay_from_any_cursor_is_exact_then_live_follows(host: PtyHostClient) -> None:
@@ -141,10 +137,10 @@ async def test_ring_wrap_replays_a_correct_checkpoint(start_host: HostFactory) -
 
 
 async def wait_for_tail_at_least(host: PtyHostClient, terminal_id: str, size: int) -> None:
-    deadline = asyncio.get_running_loop().time() + 15
-    while await tail_of(host, terminal_id) < size:
-        assert asyncio.get_running_loop().time() < deadline
-        await asyncio.sleep(0.05)
+    async def reached() -> bool:
+        return await tail_of(host, terminal_id) >= size
+
+    await wait_for(reached, what=f"a tail of at least {size}", interval=0.05)
 
 
 async def test_roles_takeover_and_reconnect(host: PtyHostClient) -> None:

@@ -15,7 +15,8 @@ import pytest
 from desktop.config import Settings
 from desktop.process.liveness import is_alive
 from desktop.ptyhost.hostfiles import read_host_registration
-from tests.ptyhost.conftest import SHELL, HostFactory, attach, wait_for
+from tests.support.host import SHELL, HostFactory, attach
+from tests.support.wait import wait_for
 
 INTERVAL = "0.3"
 

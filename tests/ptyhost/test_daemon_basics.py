@@ -15,7 +15,7 @@ from desktop.process.registration import HostRegistration
 from desktop.ptyhost.client import PtyHostClient
 from desktop.ptyhost.hostfiles import read_host_registration
 from desktop.ptyhost.protocol import HEADER, PtyHostError, PtyHostUnavailable, encode_json
-from tests.ptyhost.conftest import SHELL, attach, shell
+from tests.support.host import SHELL, attach, shell
 
 
 async def test_registration_is_private_and_points_at_a_private_socket(
@@ -224,7 +224,7 @@ async def test_echo_through_an_attachment(host: PtyHostClient) -> None:
 
 async def test_delete_hangs_up_then_kills_after_two_seconds(host: PtyHostClient) -> None:
     from desktop.process.liveness import is_alive
-    from tests.ptyhost.conftest import wait_for
+    from tests.support.wait import wait_for
 
     stubborn = await host.create(
         {"command": "sh", "args": ["-c", "trap '' HUP; echo armed; while :; do sleep 0.05; done"]}

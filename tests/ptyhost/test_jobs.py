@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import re
-import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,20 +16,10 @@ from desktop.ptyhost.client import PtyHostClient
 from desktop.ptyhost.jobs import HEAD_KEEP
 from desktop.ptyhost.protocol import PtyHostError
 from desktop.ptyhost.validation import JOB_NOT_FOUND
-from tests.ptyhost.conftest import DEADLINE, HostFactory, attach, wait_for
+from tests.support.host import HostFactory, attach
+from tests.support.wait import DEADLINE, wait_for
 
 KEY = "job:ses_1:call_1"
-
-
-async def eventually(check: Callable[[], Awaitable[object]], what: str) -> None:
-    """Ask `check` until it answers truthy (each answer is a round trip to the host)."""
-    deadline = time.monotonic() + DEADLINE
-    while True:
-        if await check():
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.01)
 
 
 async def gone(host: PtyHostClient, key: str) -> bool:
@@ -269,7 +257,7 @@ async def test_a_finished_job_stays_until_collected_and_expires_only_after_that(
     await run(host, "echo b", tmp_path, key=other)
     collected = await host.job_collect(KEY)
     assert collected["collected"] is True
-    await eventually(lambda: gone(host, KEY), "the collected job to expire")
+    await wait_for(lambda: gone(host, KEY), what="the collected job to expire")
     # Collected after the other finished, yet gone first: time alone never drops a job.
     kept = await host.job_get(other)
     assert kept["status"] == "exited" and kept["collected"] is False

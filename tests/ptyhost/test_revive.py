@@ -10,7 +10,8 @@ from typing import cast
 from desktop.config import Settings
 from desktop.process.liveness import is_alive
 from desktop.ptyhost.hostfiles import read_host_registration
-from tests.ptyhost.conftest import SHELL, HostFactory, attach, host_settings, wait_for
+from tests.support.host import SHELL, HostFactory, attach, host_settings
+from tests.support.wait import wait_for
 
 
 async def test_shutdown_saves_and_the_next_host_revives(

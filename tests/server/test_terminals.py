@@ -13,11 +13,9 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from desktop.server.terminals import TICKETS
-from tests.server import conftest_terminals
 from tests.server.conftest import TOKEN
-from tests.server.conftest_terminals import SHELL, WsReader
-
-api = conftest_terminals.api  # the fixture, shared through an explicit import
+from tests.support.host import SHELL
+from tests.support.websocket import WsReader
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 INFO_FIELDS = {

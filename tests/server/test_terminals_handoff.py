@@ -21,14 +21,11 @@ from aiohttp.test_utils import TestClient
 from desktop.config import Settings
 from desktop.ptyhost.handoff import handoff_path
 from desktop.ptyhost.hostfiles import read_host_registration
-from tests.ptyhost.conftest import stop_host
-from tests.server import conftest_terminals
 from tests.server.conftest import TOKEN
-from tests.server.conftest_terminals import WsReader
 from tests.server.test_terminals import AUTH, connect, create
 from tests.server.test_terminals_restart import kill, start_service
-
-api = conftest_terminals.api  # the fixture, shared through an explicit import
+from tests.support.host import stop_host
+from tests.support.websocket import WsReader
 
 FLOOD = 20_000_000
 TYPED = b"typed-after-the-kill\r\n"

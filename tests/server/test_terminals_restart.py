@@ -14,8 +14,8 @@ import aiohttp
 
 from desktop.config import Settings
 from desktop.ptyhost.hostfiles import read_host_registration
-from tests.ptyhost.conftest import stop_host
-from tests.server.conftest_terminals import WsReader
+from tests.support.host import stop_host
+from tests.support.websocket import WsReader
 
 SCRIPT = (
     "read go; i=0; while [ $i -lt 300 ]; do echo tick$i; i=$((i+1)); sleep 0.01; done; "

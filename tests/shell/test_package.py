@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import wait_until
-from tests.desktop.conftest import start_xvfb, stop_xvfb
-from tests.shell.conftest import PROJECT, Desk
+from tests.support.desk import PROJECT, Desk
+from tests.support.wait import wait_until
+from tests.support.xvfb import start_xvfb, stop_xvfb
 
 pytestmark = [pytest.mark.package, pytest.mark.timeout(900)]
 

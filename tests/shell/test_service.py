@@ -12,8 +12,8 @@ import urllib.request
 
 from desktop.process.liveness import is_alive, wait_for_exit
 from desktop.shell.process import desk_serve_pids, is_desk_serve
-from tests.conftest import wait_until
-from tests.shell.conftest import Desk, desk_argv, health
+from tests.support.desk import Desk, desk_argv, health
+from tests.support.wait import wait_until
 
 
 def mode(path: os.PathLike[str]) -> int:

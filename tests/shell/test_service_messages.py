@@ -13,9 +13,9 @@ from collections.abc import Iterator
 import pytest
 
 from desktop.process.liveness import is_alive, wait_for_exit
-from tests.conftest import wait_until
-from tests.shell.conftest import PROJECT, Desk, desk_argv
 from tests.shell.test_service import create_terminal
+from tests.support.desk import PROJECT, Desk, desk_argv
+from tests.support.wait import wait_until
 
 
 def host_pid(desk: Desk) -> int:

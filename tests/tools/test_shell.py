@@ -20,7 +20,8 @@ from desktop.session.jobs_client import ShellJobs
 from desktop.tools.base import ToolResult, run_tool
 from desktop.tools.output import OUTPUT_BUDGET
 from desktop.tools.shell import GONE_TEXT, ShellContext, ShellTool
-from tests.ptyhost.conftest import DEADLINE, HostFactory, wait_for
+from tests.support.host import HostFactory
+from tests.support.wait import DEADLINE, wait_for
 
 PROJECT = Path(__file__).resolve().parents[2]
 SESSION = "ses_1"
