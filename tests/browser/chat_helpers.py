@@ -7,7 +7,6 @@ the agent will use.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -36,10 +35,9 @@ from tests.support.service import Service
 
 
 @pytest.fixture(autouse=True)
-def _test_hooks(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _test_hooks(monkeypatch: pytest.MonkeyPatch) -> None:
     """The `service` fixture's `desk serve` inherits this environment."""
     monkeypatch.setenv("DESK_TEST_HOOKS", "1")
-    yield
 
 
 def open_chat(page: Page, service: Service, session_id: str) -> None:

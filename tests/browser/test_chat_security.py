@@ -120,7 +120,8 @@ def test_a_hostile_answer_streamed_in_by_deltas_runs_nothing(page: Page, service
     expect(streaming).to_contain_text("fine")
     assert streaming.locator("img, script, svg, iframe, form, [onerror], [style]").count() == 0
     assert page.evaluate("() => window.__pwned") is None
-    assert seen["dialogs"] == [] and seen["requests"] == []
+    assert seen["dialogs"] == []
+    assert seen["requests"] == []
 
 
 def test_user_text_and_tool_output_are_plain_text(page: Page, service: Service) -> None:

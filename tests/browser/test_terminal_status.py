@@ -101,7 +101,8 @@ def test_exit_shows_in_the_pane_with_restart_and_close(page: Page, service: Serv
     # The line sits below the terminal's last row, not over it.
     screen_bottom = page.locator(f"#pane-{failing} .xterm-screen").bounding_box()
     line_box = line.bounding_box()
-    assert screen_bottom and line_box
+    assert screen_bottom
+    assert line_box
     assert screen_bottom["y"] + screen_bottom["height"] <= line_box["y"] + 0.5
     assert buffer_lines(page, failing)[-2:] == ["$ exit 3", "exit"]
     # The error icon is a closed shape (a triangle), not a second ✕ next to the close button.
@@ -125,14 +126,16 @@ def test_exit_shows_in_the_pane_with_restart_and_close(page: Page, service: Serv
         "(old) => !window.__desk.terminals().some((t) => t.id === old)", arg=failing
     )
     order = [t["id"] for t in terminals(page)]
-    assert len(order) == 2 and order[1] == other
+    assert len(order) == 2
+    assert order[1] == other
     restarted = order[0]
     wait_attached(page, restarted)
     assert terminal(page, restarted)["title"] == "failing"
     assert terminal(page, restarted)["active"]
     wait_until(lambda: terminal(page, restarted)["rows"] == running_rows, what="full size again")
     ids = [info["id"] for info in service.request("GET", "/api/pty")]
-    assert failing not in ids and restarted in ids
+    assert failing not in ids
+    assert restarted in ids
     focus_terminal(page, restarted)
     type_line(page, "echo restarted-$((2+2))")
     wait_for_line(page, restarted, "restarted-4")

@@ -45,7 +45,8 @@ def test_second_window_opens_on_the_shown_tab_with_one_view_only_bar(
     expect(bar).to_have_class(re.compile(r"\bnudge\b"))
     expect(two.locator("#terminal-notice")).to_be_hidden()
     box = bar.bounding_box()
-    assert box is not None and box["height"] <= 40, box
+    assert box is not None
+    assert box["height"] <= 40, box
     shot(two, "7-one-view-only-bar")
 
     # The first window's own choice survives its reload; it does not follow the second.

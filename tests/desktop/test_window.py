@@ -90,7 +90,8 @@ def test_first_window_opens_centred_with_its_header_on_screen(window: Window) ->
     assert isinstance(placed, dict)
     # Xvfb's screen is 1280x800 (tests/desktop/conftest.py); the default window is 1200x800.
     assert placed["y"] >= 0, f"the header is above the screen: {placed}"
-    assert placed["x"] >= 0 and placed["x"] + placed["width"] <= 1280, placed
+    assert placed["x"] >= 0, placed
+    assert placed["x"] + placed["width"] <= 1280, placed
     assert placed["y"] + placed["height"] <= 800, f"the bottom is below the screen: {placed}"
     left, right = placed["x"], 1280 - placed["x"] - placed["width"]
     assert abs(left - right) <= 2, f"not centred: {placed}"

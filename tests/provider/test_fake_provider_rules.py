@@ -59,7 +59,8 @@ async def rejected(fake: FakeProvider, payload: Any, message: str, param: Any = 
 
 async def accepted(fake: FakeProvider, payload: Any) -> None:
     status, text = await post(fake, payload)
-    assert status == 200 and text.endswith("data: [DONE]\n\n")
+    assert status == 200
+    assert text.endswith("data: [DONE]\n\n")
 
 
 async def test_valid_paired_history_streams_and_counts_nothing(fake: FakeProvider) -> None:

@@ -133,4 +133,5 @@ def test_request_needs_messages_and_valid_tool_names() -> None:
     for bad in ["has space", "", "x" * 65, "dot.name", "ünï"]:
         with pytest.raises(PreflightError) as caught:
             validate_request(tools(bad))
-        assert caught.value.rule == "tools" and caught.value.index is None
+        assert caught.value.rule == "tools"
+        assert caught.value.index is None

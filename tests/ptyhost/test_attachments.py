@@ -57,7 +57,8 @@ async def test_replay_from_any_cursor_is_exact_then_live_follows(host: PtyHostCl
     assert bytes(part.output) == everything[middle:]
     assert part.replay_end == len(everything)
     at_end = await attach(host, terminal_id, cursor=len(everything), role="observer")
-    assert at_end.output == b"" and at_end.attached["replay"]["truncated"] is False  # type: ignore[index]
+    assert at_end.output == b""
+    assert at_end.attached["replay"]["truncated"] is False
     await whole.type_line("live words")
     for reader in (whole, part, at_end):
         await reader.until(lambda r: r.output.count(b"live words") == 2, what="echo and cat")
@@ -100,8 +101,10 @@ async def test_cursor_beyond_tail_or_other_epoch_gets_a_checkpoint(host: PtyHost
     for options in ({"cursor": tail + 1000}, {"cursor": 0, "epoch": "another-epoch"}):
         reader = await attach(host, terminal_id, role="observer", **options)
         replay = reader.attached["replay"]
-        assert replay["truncated"] is True and replay["end"] == tail  # type: ignore[index]
-        assert reader.output == b"" and len(reader.checkpoints) >= 1
+        assert replay["truncated"] is True
+        assert replay["end"] == tail
+        assert reader.output == b""
+        assert len(reader.checkpoints) >= 1
         assert reader.frames[0][:2] == ("checkpoint", tail)
         assert reader.types() == ["replay_complete"]
         screen = render(b"".join(reader.checkpoints))
@@ -124,7 +127,8 @@ async def test_ring_wrap_replays_a_correct_checkpoint(start_host: HostFactory) -
     snapshot = await host.snapshot(terminal_id)
     reader = await attach(host, terminal_id, cursor=0)
     replay = reader.attached["replay"]
-    assert replay["truncated"] is True and replay["available"] > 0  # type: ignore[index]
+    assert replay["truncated"] is True
+    assert replay["available"] > 0
     checkpoint = b"".join(reader.checkpoints)
     import base64
 
@@ -232,7 +236,8 @@ async def test_exited_comes_after_every_byte(host: PtyHostClient) -> None:
     assert exited["final_offset"] == reader.cursor
     assert reader.output.endswith(b"20000\r\n")
     after = await host.get(str(info["id"]))
-    assert after["status"] == "exited" and after["exit_code"] == 3
+    assert after["status"] == "exited"
+    assert after["exit_code"] == 3
     late = await attach(host, str(info["id"]), cursor=0, takeover=True)
     await late.until_type("exited")
     assert bytes(late.output) == bytes(reader.output)
@@ -341,7 +346,8 @@ async def test_title_bell_foreground_and_host_events(host: PtyHostClient) -> Non
     finally:
         collector.cancel()
     kinds = [event["event"] for event in events]
-    assert kinds[0] == "created" and kinds[-1] == "deleted"
+    assert kinds[0] == "created"
+    assert kinds[-1] == "deleted"
     assert {"event": "exited", "id": terminal_id, "exit_code": 5} in events
     titles = [e["info"]["title"] for e in events if e["event"] == "updated"]  # type: ignore[index]
     assert "my title" in titles

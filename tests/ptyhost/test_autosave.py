@@ -77,7 +77,8 @@ async def test_a_killed_host_comes_back_from_its_last_autosave_marked_recovered(
     assert set(infos) == {terminal_id}
     again = infos[terminal_id]
     assert again["revived"] == "recovered"
-    assert again["status"] == "running" and again["title"] == "kept"
+    assert again["status"] == "running"
+    assert again["title"] == "kept"
     assert again["cwd"] == str(tmp_path / "work")
     viewer = await attach(revived, terminal_id, cursor=0)
     await viewer.type_line("echo now-in-$(basename $PWD)")

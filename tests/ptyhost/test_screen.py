@@ -331,7 +331,8 @@ def test_vim_session(tmp_path: Path) -> None:
         checkpoints.append(bytes(capture.output))
     capture.send(b":q!\r")
     output = capture.finish()
-    assert b"\x1b[?1049h" in output and b"\x1b[?1049l" in output
+    assert b"\x1b[?1049h" in output
+    assert b"\x1b[?1049l" in output
     for partial in checkpoints:
         model = ScreenModel(80, 24)
         model.feed(partial)
@@ -835,7 +836,8 @@ def test_checkpoint_format() -> None:
     assert checkpoint.startswith(b"\x1bc")
     assert b"\x1b[?1049h" in checkpoint
     assert checkpoint.endswith(b"\x1b[?25l") or b"\x1b[?25l" in checkpoint
-    assert "日".encode() in checkpoint and checkpoint.count("日".encode()) == 1
+    assert "日".encode() in checkpoint
+    assert checkpoint.count("日".encode()) == 1
     checkpoint.decode("utf-8")
 
 
@@ -860,7 +862,7 @@ def test_bad_feed_and_catch_up_arguments_change_nothing() -> None:
     model.feed(b"hello")
     with pytest.raises(TypeError):
         model.feed("text")  # type: ignore[arg-type]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="max_bytes must be None or a non-negative int"):
         model.catch_up(-1)
     assert model.pending_bytes == 5
     assert model.snapshot()[0][0] == "hello"

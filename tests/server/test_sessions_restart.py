@@ -94,7 +94,8 @@ def test_a_newer_database_stops_desk_serve_with_a_clear_message(settings: Settin
         env={**os.environ, "DESK_DATA_DIR": str(settings.data_dir)},
     )
     assert result.returncode == 3
-    assert "newer than this Desk" in result.stderr and "Traceback" not in result.stderr
+    assert "newer than this Desk" in result.stderr
+    assert "Traceback" not in result.stderr
     assert path.read_bytes() == before
 
 

@@ -42,7 +42,8 @@ async def error_of(response: aiohttp.ClientResponse) -> dict[str, Any]:
     body = await response.json()
     assert set(body) == {"error"}
     error: dict[str, Any] = body["error"]
-    assert set(error) == {"type", "message"} and error["message"]
+    assert set(error) == {"type", "message"}
+    assert error["message"]
     return error
 
 
@@ -51,8 +52,10 @@ async def test_rest_lifecycle(api: TestClient, tmp_path: Path) -> None:
         api, cwd=str(tmp_path), title="build", group="g1", size={"cols": 90, "rows": 20}
     )
     assert set(info) == INFO_FIELDS
-    assert info["status"] == "running" and info["exit_code"] is None
-    assert info["size"] == {"cols": 90, "rows": 20} and info["cwd"] == str(tmp_path)
+    assert info["status"] == "running"
+    assert info["exit_code"] is None
+    assert info["size"] == {"cols": 90, "rows": 20}
+    assert info["cwd"] == str(tmp_path)
     assert set(info["output"]) == {"head", "tail"}
     terminal_id = info["id"]
     listed = await (await api.get("/api/pty", headers=AUTH)).json()
@@ -158,7 +161,8 @@ async def test_tickets(api: TestClient) -> None:
     issued = await api.post(url, headers={**AUTH, "X-Desk-Ticket": "1", "Origin": own_origin})
     assert issued.status == 200
     data = (await issued.json())["data"]
-    assert data["expires_in"] == 60 and isinstance(data["ticket"], str)
+    assert data["expires_in"] == 60
+    assert isinstance(data["ticket"], str)
 
     path = f"/api/pty/{info['id']}/connect"
     socket = await api.ws_connect(path, params={"ticket": data["ticket"]})
@@ -204,9 +208,11 @@ async def test_websocket_attachment_protocol(api: TestClient) -> None:
     reader = await connect(api, info["id"], attachment_id="tab-1")
     attached = reader.attached
     assert set(attached) == {"type", "attachment_id", "role", "generation", "info", "replay"}
-    assert attached["attachment_id"] == "tab-1" and attached["role"] == "controller"
+    assert attached["attachment_id"] == "tab-1"
+    assert attached["role"] == "controller"
     assert set(attached["replay"]) == {"requested", "available", "end", "truncated"}
-    assert reader.kinds[0] == "attached" and "replay_complete" in reader.kinds
+    assert reader.kinds[0] == "attached"
+    assert "replay_complete" in reader.kinds
     await reader.type_line("echo ws-$((3*3))")
     await reader.until_output(b"ws-9\r\n")
     # Garbage text frames are answered with an error and change nothing.
@@ -287,7 +293,8 @@ async def test_terminal_events_reach_the_event_bus(api: TestClient) -> None:
 
     await asyncio.wait_for(collect(), 15)
     types = [event["type"] for event in seen]
-    assert types[0] == "pty.created" and seen[0]["properties"]["info"]["id"] == info["id"]
+    assert types[0] == "pty.created"
+    assert seen[0]["properties"]["info"]["id"] == info["id"]
     assert {"type": "pty.exited", "properties": {"id": info["id"], "exit_code": 4}} in seen
     assert any(
         e["type"] == "pty.updated" and e["properties"]["info"]["title"] == "named" for e in seen

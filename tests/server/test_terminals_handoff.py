@@ -55,7 +55,8 @@ async def test_a_tab_keeps_its_websocket_and_its_output_across_a_kill_9_of_the_s
 
             await kill(service)  # kill -9: the service is gone, the socket is not
             await reader.until_output(b"FINISHED\r\n", within=30)
-            assert not reader.closed and not reader.socket.closed
+            assert not reader.closed
+            assert not reader.socket.closed
             await reader.type_line("typed-after-the-kill")
             # The terminal's echo, then cat's copy of the line.
             await reader.until(lambda r: r.output.count(TYPED) == 2, what="the typed line")
@@ -233,7 +234,8 @@ async def test_the_handoff_socket_takes_nothing_without_the_secret(
         answer = json.loads(link.recv(65536))
     finally:
         link.close()
-    assert answer["ok"] is False and answer["error"]["type"] == "auth.failed"
+    assert answer["ok"] is False
+    assert answer["error"]["type"] == "auth.failed"
     got = await (await api.get(f"/api/pty/{info['id']}", headers=AUTH)).json()
     assert got["data"]["status"] == "running"
     # The host wrote nothing on the socket it was offered and kept no copy of it.

@@ -67,7 +67,8 @@ async def test_reconnect_after_service_kill_9_replays_missed_output(settings: Se
             again = await session.get(f"{url2}/api/pty/{info['id']}")
             assert again.status == 200
             info2 = (await again.json())["data"]
-            assert info2["pid"] == info["pid"] and info2["epoch"] == info["epoch"]
+            assert info2["pid"] == info["pid"]
+            assert info2["epoch"] == info["epoch"]
             assert read_host_registration(settings).pid == host_pid  # type: ignore[union-attr]
 
             ws_url2 = f"{url2}/api/pty/{info['id']}/connect".replace("http", "ws", 1)

@@ -62,13 +62,15 @@ def bundle_env(desk: Desk) -> dict[str, str]:
 
 def test_bundle_layout(bundle: Path) -> None:
     executable = bundle / "Desk"
-    assert executable.is_file() and os.access(executable, os.X_OK)
+    assert executable.is_file()
+    assert os.access(executable, os.X_OK)
     internal = bundle / "_internal"
     assert (internal / "desktop" / "web_dist" / "index.html").is_file()
     assert (internal / "desktop" / "web_dist" / "sw.js").is_file()
     web = internal / "desktop" / "web_dist"
     named = re.findall(r"/_assets/([\w.-]+)", (web / "index.html").read_text())
-    assert named and all((web / "_assets" / name).is_file() for name in named)
+    assert named
+    assert all((web / "_assets" / name).is_file() for name in named)
     assert list((internal / "desktop" / "native").glob("_pty*.so"))
     qt = internal / "PyQt6" / "Qt6"
     assert (qt / "libexec" / "QtWebEngineProcess").is_file()

@@ -36,7 +36,8 @@ def test_start_status_stop(desk: Desk) -> None:
     assert registration["pid"] == pid
     assert registration["url"] == started["url"]
     token = registration["token"]
-    assert isinstance(token, str) and token
+    assert isinstance(token, str)
+    assert token
     assert token == (desk.data_dir / "auth-token").read_text().strip()
     assert health(str(registration["url"]), token)["status"] == "ok"
 
@@ -159,7 +160,8 @@ def test_corrupt_registration_is_removed_with_a_warning(desk: Desk) -> None:
         desk.registration_path.write_bytes(content)
         done = desk.run("service", "status", "--json")
         assert done.returncode == 0, done.stderr
-        assert "warning" in done.stderr.lower() and "corrupt" in done.stderr
+        assert "warning" in done.stderr.lower()
+        assert "corrupt" in done.stderr
         status = json.loads(done.stdout)
         assert status["running"] is False
         assert status["corrupt_cleaned"] is True
