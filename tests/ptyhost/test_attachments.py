@@ -58,7 +58,7 @@ async def test_replay_from_any_cursor_is_exact_then_live_follows(host: PtyHostCl
     assert part.replay_end == len(everything)
     at_end = await attach(host, terminal_id, cursor=len(everything), role="observer")
     assert at_end.output == b""
-    assert at_end.attached["replay"]["truncated"] is False
+    assert at_end.attached["replay"]["truncated"] is False  # type: ignore[index]
     await whole.type_line("live words")
     for reader in (whole, part, at_end):
         await reader.until(lambda r: r.output.count(b"live words") == 2, what="echo and cat")
@@ -101,6 +101,7 @@ async def test_cursor_beyond_tail_or_other_epoch_gets_a_checkpoint(host: PtyHost
     for options in ({"cursor": tail + 1000}, {"cursor": 0, "epoch": "another-epoch"}):
         reader = await attach(host, terminal_id, role="observer", **options)
         replay = reader.attached["replay"]
+        assert isinstance(replay, dict)
         assert replay["truncated"] is True
         assert replay["end"] == tail
         assert reader.output == b""
@@ -127,6 +128,7 @@ async def test_ring_wrap_replays_a_correct_checkpoint(start_host: HostFactory) -
     snapshot = await host.snapshot(terminal_id)
     reader = await attach(host, terminal_id, cursor=0)
     replay = reader.attached["replay"]
+    assert isinstance(replay, dict)
     assert replay["truncated"] is True
     assert replay["available"] > 0
     checkpoint = b"".join(reader.checkpoints)
