@@ -96,7 +96,9 @@ async def test_429_is_retryable_with_the_servers_delay(fake: FakeProvider) -> No
 
 
 async def test_500_is_retryable_and_400_is_not(fake: FakeProvider) -> None:
-    fake.script(error_reply(500, "boom", type="server_error"), error_reply(400, "no", type="x"))
+    fake.script(
+        error_reply(500, "boom", error_type="server_error"), error_reply(400, "no", error_type="x")
+    )
     chat = client(fake)
     server, bad = await failure(chat), await failure(chat)
     await chat.close()

@@ -17,8 +17,10 @@ from tests.support.fake_provider import FakeProvider
 USER = {"role": "user", "content": "hi"}
 
 
-def call(call_id: str, arguments: Any = "{}", name: Any = "read", type: Any = "function") -> Any:
-    return {"id": call_id, "type": type, "function": {"name": name, "arguments": arguments}}
+def call(
+    call_id: str, arguments: Any = "{}", name: Any = "read", call_type: Any = "function"
+) -> Any:
+    return {"id": call_id, "type": call_type, "function": {"name": name, "arguments": arguments}}
 
 
 def asst(*calls: Any, content: Any = None) -> dict[str, Any]:
@@ -155,7 +157,10 @@ async def test_rule4_content_is_null_or_string_with_tool_calls(fake: FakeProvide
             {"type": "function", "function": {"name": "r", "arguments": "{}"}},
             "Missing required parameter: 'messages[1].tool_calls[0].id'.",
         ),
-        (call("call_a", type="tool"), "Invalid value: \"tool\". Supported values are: 'function'."),
+        (
+            call("call_a", call_type="tool"),
+            "Invalid value: \"tool\". Supported values are: 'function'.",
+        ),
         (
             call("call_a", name=""),
             "Missing required parameter: 'messages[1].tool_calls[0].function.name'.",

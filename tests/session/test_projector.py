@@ -174,7 +174,7 @@ def test_delete_removes_messages_events_inbox_and_children_and_leaves_a_tombston
     conn.execute("UPDATE session SET parent_id = ? WHERE id = 'ses_child'", (SID,))
     publish(store, ("session.prompted", {"message_id": "m1", "text": "x", "mode": "queue"}))
     publish(store, started("m2"), sid="ses_child")
-    q.inbox_add(conn, id="m1", session_id=SID, mode="queue", kind="user", data={}, created=1)
+    q.inbox_add(conn, inbox_id="m1", session_id=SID, mode="queue", kind="user", data={}, created=1)
     publish(store, ("session.deleted", {}))
     assert conn.execute("SELECT COUNT(*) FROM session").fetchone()[0] == 0
     assert conn.execute("SELECT COUNT(*) FROM message").fetchone()[0] == 0

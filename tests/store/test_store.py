@@ -83,7 +83,13 @@ def test_markers_and_inbox_survive_a_reopen(tmp_path: Path) -> None:
         q.kv_set(c, "job.background/n2", {"state": "done"}, 2)
         q.kv_set(c, "other", 1, 3)
         q.inbox_add(
-            c, id="m1", session_id="ses_k", mode="steer", kind="user", data={"text": "x"}, created=5
+            c,
+            inbox_id="m1",
+            session_id="ses_k",
+            mode="steer",
+            kind="user",
+            data={"text": "x"},
+            created=5,
         )
     store.db.close()
     again = open_here(path)
