@@ -331,7 +331,7 @@ def test_foreground_process_follows_jobs(start: Spawner) -> None:
 # ---------------------------------------------------------------- exit status
 
 
-def test_exit_code(start: Spawner) -> None:
+def test_an_exit_code_is_reported_cached_and_the_child_reaped(start: Spawner) -> None:
     proc = start(["sh", "-c", "exit 3"])
     read_to_eof(proc)
     status = wait_exit(proc)
@@ -341,7 +341,7 @@ def test_exit_code(start: Spawner) -> None:
     assert proc.pid not in child_states()  # reaped, not a zombie
 
 
-def test_killed_by_signal(start: Spawner) -> None:
+def test_a_child_killed_by_a_signal_reports_the_signal_and_is_reaped(start: Spawner) -> None:
     proc = start(["sh", "-c", "kill -TERM $$"])
     read_to_eof(proc)
     status = wait_exit(proc)

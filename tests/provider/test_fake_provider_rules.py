@@ -93,7 +93,7 @@ async def test_rule1_unanswered_call_at_the_end_of_history(fake: FakeProvider) -
     )
 
 
-async def test_rule1_deepseek_text() -> None:
+async def test_rule1_deepseek_refuses_a_system_message_between_call_and_answer() -> None:
     async with FakeProvider(rule1="deepseek") as fake:
         await rejected(
             fake,
@@ -126,7 +126,7 @@ async def test_rule2_tool_message_without_a_preceding_tool_call(fake: FakeProvid
     )
 
 
-async def test_rule3_duplicate_answers(fake: FakeProvider) -> None:
+async def test_rule3_two_answers_to_one_call_are_refused_naming_both(fake: FakeProvider) -> None:
     await rejected(
         fake,
         body([USER, asst(call("call_x")), tool("call_x"), tool("call_x")]),

@@ -65,7 +65,7 @@ def test_rule2_tool_answering_an_id_of_an_older_assistant() -> None:
     assert rule_of(history) == ("2", 5)
 
 
-def test_rule3_duplicate_answer() -> None:
+def test_rule3_a_tool_call_answered_twice_is_refused() -> None:
     assert rule_of([USER, asst(call("a")), tool("a"), tool("a")]) == ("3", 3)
 
 

@@ -247,7 +247,9 @@ async def test_exited_comes_after_every_byte(host: PtyHostClient) -> None:
     assert "not running" in str((await late.until_type("error"))["message"])
 
 
-async def test_signal_exit_code(host: PtyHostClient) -> None:
+async def test_a_shell_killed_by_sigterm_exits_with_128_plus_the_signal(
+    host: PtyHostClient,
+) -> None:
     info = await host.create({"command": "sh", "args": ["-c", "kill -TERM $$"]})
     reader = await attach(host, str(info["id"]))
     assert (await reader.until_type("exited"))["exit_code"] == 128 + 15

@@ -276,7 +276,7 @@ def _check_recording(output: bytes, cols: int, rows: int, seed: int = 0) -> None
         assert_exact(model, reference)
 
 
-def test_ls_color(tmp_path: Path) -> None:
+def test_ls_color_output_renders_exactly_like_the_reference(tmp_path: Path) -> None:
     for name in ["plain.txt", "script.sh", "archive.tar.gz", "dir", "link", "日本語.txt"]:
         (tmp_path / name).write_text("x")
     (tmp_path / "script.sh").chmod(0o755)
@@ -289,13 +289,13 @@ def test_ls_color(tmp_path: Path) -> None:
     _check_recording(output, 100, 30)
 
 
-def test_seq() -> None:
+def test_a_hundred_thousand_scrolled_lines_render_exactly_like_the_reference() -> None:
     output = run(["seq", "1", "100000"], cols=80, rows=24)
     assert output.endswith(b"100000\r\n")
     _check_recording(output, 80, 24)
 
 
-def test_git_log_color(tmp_path: Path) -> None:
+def test_git_log_graph_in_colour_renders_exactly_like_the_reference(tmp_path: Path) -> None:
     env = ["git", "-c", "user.name=T", "-c", "user.email=t@example.com", "-C", str(tmp_path)]
     run(["git", "init", "-q", str(tmp_path)])
     for i in range(30):
@@ -311,7 +311,7 @@ def test_git_log_color(tmp_path: Path) -> None:
     _check_recording(output, 90, 20)
 
 
-def test_vim_session(tmp_path: Path) -> None:
+def test_vim_on_the_alternate_screen_renders_exactly_at_every_step(tmp_path: Path) -> None:
     """vim: alternate screen, cursor addressing, colours, scroll regions; on exit the shell
     screen is back."""
     path = tmp_path / "example.py"
@@ -342,7 +342,7 @@ def test_vim_session(tmp_path: Path) -> None:
     _check_recording(b"shell prompt $ vim example.py\r\n" + output, 80, 24)
 
 
-def test_less_session(tmp_path: Path) -> None:
+def test_less_paging_renders_exactly_like_the_reference(tmp_path: Path) -> None:
     path = tmp_path / "text.txt"
     path.write_text("".join(f"line {i} \x1b[31mred\x1b[0m end\n" for i in range(200)))
     capture = Capture(["less", "-R", str(path)], 60, 15)
@@ -829,7 +829,7 @@ def test_checkpoint_of_awkward_states(output: str) -> None:
         assert_exact(model, Reference(cols, 3).feed(output.encode()))
 
 
-def test_checkpoint_format() -> None:
+def test_a_checkpoint_resets_then_restores_modes_and_holds_each_glyph_once() -> None:
     model = ScreenModel(10, 3)
     model.feed("ab日\x1b[41mc\x1b[?1049h\x1b[1;10Hz\x1b[?25l".encode())
     checkpoint = model.checkpoint()

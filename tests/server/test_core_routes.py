@@ -12,7 +12,9 @@ from aiohttp.test_utils import TestClient
 from desktop.server.appkeys import EVENTS
 
 
-async def test_preference_round_trip(client: TestClient, auth: dict[str, str]) -> None:
+async def test_a_preference_is_null_until_put_then_reads_back(
+    client: TestClient, auth: dict[str, str]
+) -> None:
     missing = await client.get("/api/ui/prefs/terminal-order", headers=auth)
     assert (await missing.json())["data"] == {"key": "terminal-order", "value": None}
     order = ["pty_b", "pty_a"]

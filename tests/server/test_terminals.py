@@ -47,7 +47,9 @@ async def error_of(response: aiohttp.ClientResponse) -> dict[str, Any]:
     return error
 
 
-async def test_rest_lifecycle(api: TestClient, tmp_path: Path) -> None:
+async def test_a_terminal_is_created_listed_patched_snapshotted_and_deleted_over_rest(
+    api: TestClient, tmp_path: Path
+) -> None:
     info = await create(
         api, cwd=str(tmp_path), title="build", group="g1", size={"cols": 90, "rows": 20}
     )
@@ -143,7 +145,9 @@ async def test_connect_validation_happens_before_the_upgrade(api: TestClient) ->
     assert plain.status == 400
 
 
-async def test_tickets(api: TestClient) -> None:
+async def test_connect_tickets_need_the_own_origin_and_are_single_use_bound_and_expiring(
+    api: TestClient,
+) -> None:
     info = await create(api)
     other = await create(api)
     url = f"/api/pty/{info['id']}/connect-token"
@@ -203,7 +207,9 @@ async def test_tickets(api: TestClient) -> None:
     assert cookie_only.value.status == 403
 
 
-async def test_websocket_attachment_protocol(api: TestClient) -> None:
+async def test_websocket_attaches_echoes_resizes_and_refuses_garbage_and_observer_input(
+    api: TestClient,
+) -> None:
     info = await create(api)
     reader = await connect(api, info["id"], attachment_id="tab-1")
     attached = reader.attached

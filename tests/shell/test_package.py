@@ -60,7 +60,7 @@ def bundle_env(desk: Desk) -> dict[str, str]:
     return {key: value for key, value in desk.env.items() if not key.startswith("DESK_WEB")}
 
 
-def test_bundle_layout(bundle: Path) -> None:
+def test_the_bundle_holds_an_executable_the_ui_build_the_native_module_and_qt(bundle: Path) -> None:
     executable = bundle / "Desk"
     assert executable.is_file()
     assert os.access(executable, os.X_OK)
@@ -85,7 +85,7 @@ def test_bundle_layout(bundle: Path) -> None:
     assert dangling == []
 
 
-def test_bundle_self_test(bundle: Path, desk: Desk, tmp_path: Path) -> None:
+def test_the_bundle_passes_its_own_self_test(bundle: Path, desk: Desk, tmp_path: Path) -> None:
     done = subprocess.run(
         [str(bundle / "Desk"), "self-test"],
         env=bundle_env(desk),

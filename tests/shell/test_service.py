@@ -24,7 +24,7 @@ def serve_pids(desk: Desk) -> list[int]:
     return desk_serve_pids(desk.data_dir, desk.runtime_dir)
 
 
-def test_start_status_stop(desk: Desk) -> None:
+def test_start_status_stop_run_a_private_service_and_never_print_the_token(desk: Desk) -> None:
     started = desk.json("service", "start")
     pid = started["pid"]
     assert isinstance(pid, int)

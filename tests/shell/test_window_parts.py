@@ -19,7 +19,7 @@ from desktop.shell.geometry import (
 )
 
 
-def test_geometry_round_trip(tmp_path: Path) -> None:
+def test_saved_geometry_is_private_and_reads_back_the_same(tmp_path: Path) -> None:
     path = tmp_path / "window.json"
     save_geometry(path, Geometry(width=900, height=640, x=10, y=-20, maximized=False))
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
