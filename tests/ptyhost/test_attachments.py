@@ -8,7 +8,8 @@ import pyte
 import pytest
 
 from desktop.ptyhost.client import PtyHostClient
-from desktop.ptyhost.protocol import PtyHostError
+from desktop.ptyhost.flow import FlowLimits
+from desktop.ptyhost.protocol import OutputFrame, PtyHostError
 from tests.support.host import HostFactory, attach, shell
 from tests.support.wait import wait_for
 
@@ -270,8 +271,11 @@ async def test_slow_observer_is_resynchronised_never_stalls_the_controller(
     assert controller.cursor == await tail_of(host, terminal_id)
     assert controller.output.count(b"\n") >= 100000
     # The observer, never acking, was sent at most a window of bytes meanwhile.
-    while observer.attachment.next_ready() is not None:
-        pass
+    sent = observer.unacked  # what it read while attaching, never acknowledged
+    while (frame := observer.attachment.next_ready()) is not None:
+        if isinstance(frame, OutputFrame):
+            sent += len(frame.data)
+    assert 0 < sent <= FlowLimits.for_ring(64 * 1024).window_high
     observer.ack = True
     await observer.attachment.ack(64 * 1024 * 1024)
     resync = await observer.until_type("resync")
