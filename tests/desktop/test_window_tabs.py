@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from tests.support.desk import api_call
 from tests.support.wait import wait_until
-from tests.support.window import Window, api_call
+from tests.support.window import Window
 
 pytestmark = pytest.mark.desktop
 

@@ -8,10 +8,12 @@ what it adds: a tab keeps its socket while the service is killed."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
 import struct
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -25,6 +27,7 @@ from tests.server.conftest import TOKEN
 from tests.server.test_terminals import AUTH, connect, create
 from tests.server.test_terminals_restart import kill, start_service
 from tests.support.host import stop_host
+from tests.support.wait import wait_for
 from tests.support.websocket import WsReader
 
 FLOOD = 20_000_000
@@ -216,6 +219,16 @@ async def test_text_garbage_on_a_handed_off_socket_gets_error_frames_and_changes
     await reader.until_output(b"fine\r\n")
 
 
+def open_files(pid: int) -> set[str]:
+    """What the descriptors of process `pid` point at (`socket:[inode]` for sockets)."""
+    fds = Path(f"/proc/{pid}/fd")
+    found = set()
+    for fd in fds.iterdir():
+        with contextlib.suppress(FileNotFoundError):  # closed while we looked
+            found.add(os.readlink(fd))
+    return found
+
+
 async def test_the_handoff_socket_takes_nothing_without_the_secret(
     api: TestClient, settings: Settings
 ) -> None:
@@ -242,4 +255,8 @@ async def test_the_handoff_socket_takes_nothing_without_the_secret(
     victim.settimeout(0.5)
     with pytest.raises(TimeoutError):
         victim.recv(1)
+    offered = f"socket:[{os.fstat(victim.fileno()).st_ino}]"
+    await wait_for(
+        lambda: offered not in open_files(registration.pid), what="the host to drop the socket"
+    )
     victim.close()

@@ -8,11 +8,10 @@ import signal
 import socket
 import stat
 import subprocess
-import urllib.request
 
 from desktop.process.liveness import is_alive, wait_for_exit
 from desktop.shell.process import desk_serve_pids, is_desk_serve
-from tests.support.desk import Desk, desk_argv, health
+from tests.support.desk import Desk, create_terminal, desk_argv, health
 from tests.support.wait import wait_until
 
 
@@ -203,20 +202,6 @@ def test_taken_port_falls_back_to_a_free_one(desk: Desk) -> None:
         second = desk.json("service", "start")
     assert second["url"] != first["url"]
     assert health(str(second["url"]), str(desk.registration()["token"]))["status"] == "ok"
-
-
-def create_terminal(url: str, token: str) -> dict[str, object]:
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    request = urllib.request.Request(
-        f"{url}/api/pty",
-        data=json.dumps({"command": "/bin/sh", "title": "kept"}).encode(),
-        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-        method="POST",
-    )
-    with opener.open(request, timeout=30) as response:
-        body = json.loads(response.read())
-    assert isinstance(body, dict)
-    return dict(body["data"])
 
 
 def test_stop_all_also_stops_the_pty_host(desk: Desk) -> None:

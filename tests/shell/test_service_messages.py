@@ -13,8 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from desktop.process.liveness import is_alive, wait_for_exit
-from tests.shell.test_service import create_terminal
-from tests.support.desk import PROJECT, Desk, desk_argv
+from tests.support.desk import PROJECT, Desk, api_call, create_terminal, desk_argv
 from tests.support.wait import wait_until
 
 
@@ -73,7 +72,8 @@ def test_stop_all_leaves_a_foreground_serve_and_its_pty_host_and_says_why(
     desk: Desk, serve_by_hand: tuple[subprocess.Popen[str], dict[str, object]]
 ) -> None:
     process, ready = serve_by_hand
-    create_terminal(str(ready["url"]), str(ready["token"]))
+    url, token = str(ready["url"]), str(ready["token"])
+    kept = create_terminal(url, token)
     host = host_pid(desk)
 
     done = desk.run("service", "stop", "--all")
@@ -87,6 +87,9 @@ def test_stop_all_leaves_a_foreground_serve_and_its_pty_host_and_says_why(
     assert process.poll() is None
     assert is_alive(host)
     assert host_pid(desk) == host
+    still = api_call(url, token, "GET", f"/api/pty/{kept['id']}")
+    assert isinstance(still, dict)
+    assert still["status"] == "running"
 
     as_json = desk.run("service", "stop", "--all", "--json")
     assert as_json.returncode == 1

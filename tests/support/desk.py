@@ -50,14 +50,7 @@ def kill_all(pids: list[int]) -> None:
 
 
 def health(url: str, token: str) -> dict[str, object]:
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    request = urllib.request.Request(
-        f"{url}/api/health", headers={"Authorization": f"Bearer {token}"}
-    )
-    with opener.open(request, timeout=5) as response:
-        body = json.loads(response.read())
-    assert isinstance(body, dict)
-    data = body["data"]
+    data = api_call(url, token, "GET", "/api/health")
     assert isinstance(data, dict)
     return data
 
@@ -124,3 +117,23 @@ def cleanup(desk: Desk) -> None:
         desk.run("service", "stop", "--all", timeout=60)
     kill_all(desk.leftovers())
     shutil.rmtree(desk.runtime_dir, ignore_errors=True)
+
+
+def api_call(url: str, token: str, method: str, path: str, body: object | None = None) -> object:
+    """A call to a running service's API (Bearer token, no proxy); returns `data`."""
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(f"{url}{path}", data=data, method=method)
+    request.add_header("Authorization", f"Bearer {token}")
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    with opener.open(request, timeout=10) as response:
+        raw = response.read()
+    return json.loads(raw)["data"] if raw else None
+
+
+def create_terminal(url: str, token: str) -> dict[str, object]:
+    """A plain /bin/sh terminal titled "kept", created through the running service's API."""
+    data = api_call(url, token, "POST", "/api/pty", {"command": "/bin/sh", "title": "kept"})
+    assert isinstance(data, dict)
+    return data

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,16 +49,3 @@ class Window:
         value = json.loads(self.probe_path.read_text())
         assert isinstance(value, dict)
         return value
-
-
-def api_call(url: str, token: str, method: str, path: str, body: object | None = None) -> object:
-    """A call to a running service's API (Bearer token, no proxy); returns `data`."""
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(f"{url}{path}", data=data, method=method)
-    request.add_header("Authorization", f"Bearer {token}")
-    if data is not None:
-        request.add_header("Content-Type", "application/json")
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    with opener.open(request, timeout=10) as response:
-        raw = response.read()
-    return json.loads(raw)["data"] if raw else None
