@@ -25,8 +25,8 @@ from desktop.ptyhost.handoff import handoff_path
 from desktop.ptyhost.hostfiles import read_host_registration
 from tests.server.conftest import TOKEN
 from tests.server.test_terminals import AUTH, connect, create
-from tests.server.test_terminals_restart import kill, start_service
 from tests.support.host import stop_host
+from tests.support.service import Service, serve
 from tests.support.wait import wait_for
 from tests.support.websocket import WsReader
 
@@ -41,22 +41,22 @@ async def test_a_tab_keeps_its_websocket_and_its_output_across_a_kill_9_of_the_s
         "read go; i=0; while [ $i -lt 200 ]; do echo tick$i; i=$((i+1)); sleep 0.01; done; "
         "echo FINISHED; exec cat"
     )
-    service, ready = await start_service()
-    second: asyncio.subprocess.Process | None = None
+    service = serve(settings, test_hooks=False)
+    second: Service | None = None
     try:
-        headers = {"Authorization": f"Bearer {ready['token']}"}
+        headers = {"Authorization": f"Bearer {service.token}"}
         async with aiohttp.ClientSession(headers=headers) as session:
             created = await session.post(
-                f"{ready['url']}/api/pty", json={"command": "sh", "args": ["-c", script]}
+                f"{service.url}/api/pty", json={"command": "sh", "args": ["-c", script]}
             )
             info = (await created.json())["data"]
-            url = f"{ready['url']}/api/pty/{info['id']}/connect".replace("http", "ws", 1)
+            url = f"{service.url}/api/pty/{info['id']}/connect".replace("http", "ws", 1)
             reader = WsReader(await session.ws_connect(url, params={"cursor": "0"}))
             await reader.settle_replay()
             await reader.socket.send_bytes(b"\r")
             await reader.until_output(b"tick10\r\n")
 
-            await kill(service)  # kill -9: the service is gone, the socket is not
+            service.kill()  # kill -9: the service is gone, the socket is not
             await reader.until_output(b"FINISHED\r\n", within=30)
             assert not reader.closed
             assert not reader.socket.closed
@@ -65,16 +65,16 @@ async def test_a_tab_keeps_its_websocket_and_its_output_across_a_kill_9_of_the_s
             await reader.until(lambda r: r.output.count(TYPED) == 2, what="the typed line")
 
             # Every byte exactly once: the same stream as a fresh replay from offset 0.
-            second, ready2 = await start_service()
-            url2 = f"{ready2['url']}/api/pty/{info['id']}/connect".replace("http", "ws", 1)
+            second = serve(settings, test_hooks=False)
+            url2 = f"{second.url}/api/pty/{info['id']}/connect".replace("http", "ws", 1)
             whole = WsReader(await session.ws_connect(url2, params={"role": "observer"}))
             await whole.until(lambda r: r.output.count(TYPED) == 2, what="the typed line")
             assert bytes(reader.output) == bytes(whole.output)
             assert bytes(reader.output).count(b"tick199\r\n") == 1
     finally:
-        await kill(service)
+        service.kill()
         if second is not None:
-            await kill(second)
+            second.kill()
         await stop_host(settings)
 
 
