@@ -61,6 +61,12 @@ def wait_attached(page: Page, pty_id: str, role: str = "controller", timeout: fl
     )
 
 
+def activate(page: Page, pty_id: str) -> None:
+    """Clicks the tab of `pty_id` and waits until it is the active one."""
+    page.locator(f'.tab[data-id="{pty_id}"]').click()
+    wait_until(lambda: terminal(page, pty_id)["active"], what=f"{pty_id} active")
+
+
 def type_line(page: Page, text: str) -> None:
     page.keyboard.type(text)
     page.keyboard.press("Enter")

@@ -9,9 +9,15 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.helpers import buffer_lines, type_line, wait_attached, wait_for_line
+from tests.browser.helpers import (
+    activate,
+    buffer_lines,
+    create_shell,
+    type_line,
+    wait_attached,
+    wait_for_line,
+)
 from tests.browser.tab_helpers import focus_terminal, open_ui, shot
-from tests.browser.test_terminals import activate, create_terminal
 from tests.support.service import Service
 from tests.support.wait import wait_until
 
@@ -61,7 +67,7 @@ def test_every_ansi_colour_pair_reads_at_wcag_aa_in_both_themes(
     page: Page, service: Service
 ) -> None:
     use_dom_renderer(page)
-    pty_id = create_terminal(service, "colours")
+    pty_id = create_shell(service, "colours")
     open_ui(page, service, 1)
     wait_attached(page, pty_id)
     focus_terminal(page, pty_id)
@@ -108,7 +114,7 @@ GLYPHS = """([family, text]) => {
 
 
 def test_cjk_and_emoji_draw_real_glyphs_not_boxes(page: Page, service: Service) -> None:
-    pty_id = create_terminal(service, "glyphs")
+    pty_id = create_shell(service, "glyphs")
     open_ui(page, service, 1)
     wait_attached(page, pty_id)
     focus_terminal(page, pty_id)
@@ -130,7 +136,7 @@ def test_cjk_and_emoji_draw_real_glyphs_not_boxes(page: Page, service: Service) 
 
 def test_links_open_on_ctrl_click_only(page: Page, service: Service) -> None:
     use_dom_renderer(page)
-    pty_id = create_terminal(service, "links")
+    pty_id = create_shell(service, "links")
     open_ui(page, service, 1)
     wait_attached(page, pty_id)
     page.evaluate(
@@ -158,7 +164,7 @@ def test_links_open_on_ctrl_click_only(page: Page, service: Service) -> None:
 
 
 def test_scrollback_shows_a_thin_scrollbar(page: Page, service: Service) -> None:
-    pty_id = create_terminal(service, "scrolled")
+    pty_id = create_shell(service, "scrolled")
     open_ui(page, service, 1)
     wait_attached(page, pty_id)
     focus_terminal(page, pty_id)
@@ -171,8 +177,8 @@ def test_scrollback_shows_a_thin_scrollbar(page: Page, service: Service) -> None
 
 
 def test_window_title_names_the_tab_in_view(page: Page, service: Service) -> None:
-    first = create_terminal(service, "alpha")
-    second = create_terminal(service, "beta")
+    first = create_shell(service, "alpha")
+    second = create_shell(service, "beta")
     open_ui(page, service, 2)
     wait_attached(page, first)
     expect(page).to_have_title("alpha — Desk")

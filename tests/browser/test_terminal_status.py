@@ -10,7 +10,9 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests.browser.helpers import (
+    activate,
     buffer_lines,
+    create_shell,
     terminal,
     terminals,
     type_line,
@@ -19,7 +21,6 @@ from tests.browser.helpers import (
     wait_for_status,
 )
 from tests.browser.tab_helpers import focus_terminal, open_ui, reload_and_attach, shot
-from tests.browser.test_terminals import activate, create_terminal
 from tests.support.service import Service
 from tests.support.wait import wait_until
 
@@ -33,8 +34,8 @@ def statuses(page: Page) -> dict[str, str]:
 def test_bells_mark_only_background_tabs_and_replayed_bells_mark_nothing(
     page: Page, browser: Browser, service: Service, tmp_path: Path
 ) -> None:
-    shown = create_terminal(service, "shown")
-    behind = create_terminal(service, "behind")
+    shown = create_shell(service, "shown")
+    behind = create_shell(service, "behind")
     open_ui(page, service, 2)
     for pty_id in (shown, behind):
         wait_attached(page, pty_id)
@@ -81,8 +82,8 @@ def exit_line(page: Page, pty_id: str) -> Locator:
 
 
 def test_exit_shows_in_the_pane_with_restart_and_close(page: Page, service: Service) -> None:
-    failing = create_terminal(service, "failing")
-    other = create_terminal(service, "other")
+    failing = create_shell(service, "failing")
+    other = create_shell(service, "other")
     open_ui(page, service, 2)
     wait_attached(page, failing)
     wait_attached(page, other)
@@ -153,8 +154,8 @@ def test_exit_shows_in_the_pane_with_restart_and_close(page: Page, service: Serv
 def test_closing_asks_only_when_a_program_runs_and_cancel_is_the_default(
     page: Page, service: Service
 ) -> None:
-    idle = create_terminal(service, "idle")
-    busy = create_terminal(service, "busy")
+    idle = create_shell(service, "idle")
+    busy = create_shell(service, "busy")
     open_ui(page, service, 2)
     wait_attached(page, idle)
     wait_attached(page, busy)
