@@ -1,8 +1,11 @@
-"""An in-process service (real aiohttp app on a real socket) for route tests."""
+"""An in-process service (real aiohttp app on a real socket) for route tests.
+
+TOKEN and ClientFactory (tests/support/app.py) stay importable from here for route tests
+written before the move."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -10,11 +13,8 @@ from aiohttp.test_utils import TestClient
 
 from desktop.config import Settings
 from desktop.server.app import create_app
+from tests.support.app import TOKEN, ClientFactory
 from tests.support.host import stop_host
-
-TOKEN = "t" * 43
-
-ClientFactory = Callable[..., Awaitable[TestClient]]
 
 
 @pytest.fixture
@@ -32,3 +32,6 @@ async def api(client: TestClient, settings: Settings) -> AsyncIterator[TestClien
     """The service's test client; the PTY host it starts is stopped afterwards."""
     yield client
     await stop_host(settings)
+
+
+__all__ = ["TOKEN", "ClientFactory", "api", "auth", "client"]

@@ -13,38 +13,15 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from desktop.server.terminals import TICKETS
-from tests.server.conftest import TOKEN
+from tests.support.app import TOKEN
 from tests.support.host import SHELL
+from tests.support.terminals import AUTH, connect, create, error_of
 from tests.support.websocket import WsReader
 
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
 INFO_FIELDS = {
     "id", "title", "command", "args", "cwd", "group", "status", "exit_code", "pid",
     "foreground_process", "size", "output", "epoch", "created", "revived",
 }  # fmt: skip
-
-
-async def create(api: TestClient, **body: Any) -> dict[str, Any]:
-    response = await api.post("/api/pty", json={**SHELL, **body}, headers=AUTH)
-    assert response.status == 201, await response.text()
-    data: dict[str, Any] = (await response.json())["data"]
-    return data
-
-
-async def connect(api: TestClient, terminal_id: str, ack: bool = True, **query: str) -> WsReader:
-    socket = await api.ws_connect(f"/api/pty/{terminal_id}/connect", params=query, headers=AUTH)
-    reader = WsReader(socket, ack=ack)
-    await reader.settle_replay()
-    return reader
-
-
-async def error_of(response: aiohttp.ClientResponse) -> dict[str, Any]:
-    body = await response.json()
-    assert set(body) == {"error"}
-    error: dict[str, Any] = body["error"]
-    assert set(error) == {"type", "message"}
-    assert error["message"]
-    return error
 
 
 async def test_a_terminal_is_created_listed_patched_snapshotted_and_deleted_over_rest(

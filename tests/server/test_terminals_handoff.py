@@ -23,10 +23,10 @@ from aiohttp.test_utils import TestClient
 from desktop.config import Settings
 from desktop.ptyhost.handoff import handoff_path
 from desktop.ptyhost.hostfiles import read_host_registration
-from tests.server.conftest import TOKEN
-from tests.server.test_terminals import AUTH, connect, create
+from tests.support.app import TOKEN
 from tests.support.host import stop_host
 from tests.support.service import Service, serve
+from tests.support.terminals import AUTH, connect, create
 from tests.support.wait import wait_for
 from tests.support.websocket import WsReader
 
