@@ -88,7 +88,7 @@ def test_first_window_opens_centred_with_its_header_on_screen(window: Window) ->
     assert report["connected"] is True
     placed = report["window"]
     assert isinstance(placed, dict)
-    # Xvfb's screen is 1280x800 (tests/desktop/conftest.py); the default window is 1200x800.
+    # Xvfb's screen is 1280x800 (tests/support/xvfb.py); the default window is 1200x800.
     assert placed["y"] >= 0, f"the header is above the screen: {placed}"
     assert placed["x"] >= 0, placed
     assert placed["x"] + placed["width"] <= 1280, placed

@@ -72,7 +72,7 @@ def read_to_eof(proc: PtyProcess, timeout: float = TIMEOUT) -> bytes:
             return output
 
 
-def wait_for(condition: Callable[[], T | None], proc: PtyProcess, timeout: float = TIMEOUT) -> T:
+def drain_until(condition: Callable[[], T | None], proc: PtyProcess, timeout: float = TIMEOUT) -> T:
     """Poll condition while draining proc's output (select doubles as the wait)."""
     deadline = time.monotonic() + timeout
     while True:
@@ -318,12 +318,12 @@ def test_foreground_process_follows_jobs(start: Spawner) -> None:
     assert shell.foreground_process() == "sh"
     assert shell.foreground_pgid() == shell.pid
     shell.write(b"sleep 30\n")
-    wait_for(lambda: shell.foreground_process() == "sleep" or None, shell)
+    drain_until(lambda: shell.foreground_process() == "sleep" or None, shell)
     sleep_group = shell.foreground_pgid()
     assert sleep_group is not None
     assert sleep_group != shell.pid
     shell.signal_foreground(signal.SIGINT)
-    wait_for(lambda: shell.foreground_process() == "sh" or None, shell)
+    drain_until(lambda: shell.foreground_process() == "sh" or None, shell)
     assert shell.foreground_pgid() == shell.pid
     assert shell.poll_exit() is None  # SIGINT went to the job, not the shell
 
