@@ -1,9 +1,7 @@
-"""Helpers for the chat browser tests: sessions and events through the real API.
+"""Page helpers for the chat browser tests, and the fixture that turns the test hook on.
 
-Messages come from durable events published through the service's test hook
-(`POST /api/test/events`, present only with DESK_TEST_HOOKS=1), the same bus and projection
-the agent will use.
-"""
+Sessions and their events come from tests/support/chat.py (re-exported here for the chat
+tests that import them from this module)."""
 
 from __future__ import annotations
 
@@ -12,24 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page
 
-from tests.support.chat import (  # re-exported: the chat tests import them from here
-    HOOK_BATCH as HOOK_BATCH,
-)
-from tests.support.chat import (
-    MODEL as MODEL,
-)
-from tests.support.chat import (
-    assistant as assistant,
-)
-from tests.support.chat import (
-    create_session as create_session,
-)
-from tests.support.chat import (
-    publish as publish,
-)
-from tests.support.chat import (
-    user as user,
-)
+from tests.support.chat import HOOK_BATCH, MODEL, assistant, create_session, publish, user
 from tests.support.chromium import sign_in
 from tests.support.service import Service
 
@@ -67,3 +48,18 @@ def message_ids(page: Page) -> list[str]:
     return page.evaluate(  # type: ignore[no-any-return]
         "() => [...document.querySelectorAll('.chat-messages .message')].map((m) => m.dataset.id)"
     )
+
+
+__all__ = [
+    "HOOK_BATCH",
+    "MODEL",
+    "_test_hooks",
+    "assistant",
+    "chat_state",
+    "create_session",
+    "message_ids",
+    "open_chat",
+    "publish",
+    "user",
+    "wait_rendered",
+]
