@@ -125,6 +125,15 @@ async def test_ring_wrap_replays_a_correct_checkpoint(start_host: HostFactory) -
     script = "seq 1 30000; printf '\\033[2J\\033[H\\033[1;31mFINAL\\033[0m screen'; exec cat"
     info = await host.create({"command": "sh", "args": ["-c", script]})
     terminal_id = str(info["id"])
+
+    # The whole script's output first: a snapshot taken mid-seq would describe an earlier
+    # screen than the replay's checkpoint.
+    async def final_screen() -> bool:
+        lines = (await host.snapshot(terminal_id))["lines"]
+        assert isinstance(lines, list)
+        return any("FINAL screen" in str(line) for line in lines)
+
+    await wait_for(final_screen, interval=0.05, what="the final screen")
     await wait_for_tail_at_least(host, terminal_id, 30000 * 6)
     snapshot = await host.snapshot(terminal_id)
     reader = await attach(host, terminal_id, cursor=0)
