@@ -35,7 +35,7 @@ PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
 from desktop.config import web_dist_dir  # noqa: E402
-from tests.desktop.conftest import start_xvfb, stop_xvfb  # noqa: E402
+from tests.support.xvfb import start_xvfb, stop_xvfb  # noqa: E402
 
 
 def desk_argv() -> list[str]:

@@ -26,9 +26,9 @@ from playwright.sync_api import Page, sync_playwright
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.browser.chat_helpers import create_session, publish  # noqa: E402
-from tests.browser.helpers import CHROMIUM, CHROMIUM_ARGS, Service, sign_in  # noqa: E402
-from tests.browser.test_chat_scroll import history  # noqa: E402
+from tests.support.chat import create_session, history, publish  # noqa: E402
+from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS, sign_in  # noqa: E402
+from tests.support.service import Service  # noqa: E402
 
 PAINT = """async (id) => {
     const frame = () => new Promise((resolve) => requestAnimationFrame(resolve))

@@ -36,7 +36,8 @@ from playwright.sync_api import Page, sync_playwright
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.browser.helpers import CHROMIUM_ARGS, pid_alive  # noqa: E402
+from desktop.process.liveness import is_alive  # noqa: E402
+from tests.support.chromium import CHROMIUM_ARGS  # noqa: E402
 
 SHELL = {"command": "bash", "args": ["--norc", "--noprofile"], "env": {"PS1": "$ "}}
 
@@ -87,7 +88,7 @@ class Service:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(host_pid, signal.SIGTERM)
             deadline = time.monotonic() + 5
-            while time.monotonic() < deadline and pid_alive(host_pid):
+            while time.monotonic() < deadline and is_alive(host_pid):
                 time.sleep(0.05)
             with contextlib.suppress(ProcessLookupError):
                 os.kill(host_pid, signal.SIGKILL)

@@ -92,7 +92,7 @@ def _service(args: argparse.Namespace, settings: Settings) -> int:
         return 2
     actions = {
         "start": lambda: service.start_service(settings),
-        "stop": lambda: service.stop_service(settings, all=args.all),
+        "stop": lambda: service.stop_service(settings, with_pty_host=args.all),
         "restart": lambda: service.restart_service(settings),
         "status": lambda: service.service_status(settings),
     }

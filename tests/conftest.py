@@ -5,28 +5,12 @@ from __future__ import annotations
 import gzip
 import shutil
 import tempfile
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from desktop.config import Settings, load_settings
-
-
-def wait_until(
-    condition: Callable[[], Any], timeout: float = 10.0, interval: float = 0.02, what: str = ""
-) -> Any:
-    """Poll `condition` until it returns something truthy; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not met within {timeout}s: {what or condition}")
-        time.sleep(interval)
 
 
 @pytest.fixture

@@ -31,15 +31,17 @@ def test_private_dir_and_file_modes(tmp_path: Path) -> None:
 def test_corrupt_json_file_is_a_value_error(tmp_path: Path) -> None:
     path = tmp_path / "reg.json"
     path.write_text("{half")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="Expecting property name"):
         read_json_file(path)
     path.write_text("[1]")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="does not hold a JSON object"):
         read_json_file(path)
     assert read_json_file(tmp_path / "missing.json") is None
 
 
-def test_settings_from_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_settings_come_from_the_environment_and_a_bad_value_is_refused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("DESK_DATA_DIR", str(tmp_path / "d"))
     monkeypatch.setenv("DESK_RUNTIME_DIR", str(tmp_path / "r"))
     monkeypatch.setenv("DESK_PTY_RING_BYTES", "65536")

@@ -182,11 +182,11 @@ class HostConnection(asyncio.Protocol):
 
     # ----- frames -----------------------------------------------------------------------
 
-    def fail(self, type: str, message: str) -> None:
+    def fail(self, error_type: str, message: str) -> None:
         """Answer a protocol violation with an error frame and close this connection only."""
         log.warning("closing a connection: %s", message)
         if self.transport is not None and self.state != "closed":
-            self.transport.write(encode_json(PtyHostError(type, message).frame()))
+            self.transport.write(encode_json(PtyHostError(error_type, message).frame()))
             self.transport.close()
         if self.attachment is not None:
             self.attachment.detach()

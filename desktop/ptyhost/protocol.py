@@ -52,9 +52,9 @@ class PtyHostError(Exception):
     """A refusal or failure of the PTY host: a dotted `type`, a sentence, the HTTP `status`
     that fits (what the service answers with). The one error type of both sides."""
 
-    def __init__(self, type: str, message: str, status: int = 400) -> None:
+    def __init__(self, error_type: str, message: str, status: int = 400) -> None:
         super().__init__(message)
-        self.type = type
+        self.type = error_type
         self.message = message
         self.status = status
 

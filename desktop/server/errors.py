@@ -18,15 +18,15 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 class ApiError(Exception):
     """An error answered as `{"error": {"type", "message"}}` with `status`."""
 
-    def __init__(self, status: int, type: str, message: str) -> None:
+    def __init__(self, status: int, error_type: str, message: str) -> None:
         super().__init__(message)
         self.status = status
-        self.type = type
+        self.type = error_type
         self.message = message
 
 
-def error_response(status: int, type: str, message: str) -> web.Response:
-    return web.json_response({"error": {"type": type, "message": message}}, status=status)
+def error_response(status: int, error_type: str, message: str) -> web.Response:
+    return web.json_response({"error": {"type": error_type, "message": message}}, status=status)
 
 
 def data_response(payload: object, status: int = 200) -> web.Response:

@@ -180,7 +180,8 @@ async def session_log(request: web.Request) -> web.Response:
     session_id = _id(request, "id")
     after = _query_int(request, "after", 0, 0, 10**15)
     limit = _query_int(request, "limit", MAX_LOG_PAGE, 1, MAX_LOG_PAGE)
-    assert after is not None and limit is not None
+    assert after is not None
+    assert limit is not None
     events = await _service(request).log(session_id, after=after, limit=limit)
     return data_response([e.to_json() for e in events])
 

@@ -51,8 +51,8 @@ class Draft:
     version: int = 1
 
 
-def draft(aggregate_id: str, type: str, data: object, **extra: Any) -> Draft:
-    return Draft(aggregate_id, type, validate_event(type, data), **extra)
+def draft(aggregate_id: str, event_type: str, data: object, **extra: Any) -> Draft:
+    return Draft(aggregate_id, event_type, validate_event(event_type, data), **extra)
 
 
 @dataclass(eq=False)
@@ -232,10 +232,10 @@ class DurableBus:
             self._flush()
         return await request.future
 
-    def broadcast(self, aggregate_id: str, type: str, data: object) -> None:
+    def broadcast(self, aggregate_id: str, event_type: str, data: object) -> None:
         """An ephemeral event: validated, fanned out, never stored."""
-        clean = validate_event(type, data, durable=False)
-        self.fanout.publish(type, {"session_id": aggregate_id, "data": clean})
+        clean = validate_event(event_type, data, durable=False)
+        self.fanout.publish(event_type, {"session_id": aggregate_id, "data": clean})
 
     def _flush(self) -> None:
         # One batch at a time: what queues meanwhile is the next batch. The store thread

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 
 class SessionError(Exception):
-    def __init__(self, status: int, type: str, message: str) -> None:
+    def __init__(self, status: int, error_type: str, message: str) -> None:
         super().__init__(message)
         self.status = status
-        self.type = type
+        self.type = error_type
         self.message = message
 
 

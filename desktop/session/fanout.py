@@ -23,8 +23,10 @@ _CLOSE: Frame = (None, b"")
 HEARTBEAT = b": ping\n\n"
 
 
-def encode_event(type: str, properties: dict[str, object], event_id: int | None = None) -> bytes:
-    payload = json.dumps({"type": type, "properties": properties}, separators=(",", ":"))
+def encode_event(
+    event_type: str, properties: dict[str, object], event_id: int | None = None
+) -> bytes:
+    payload = json.dumps({"type": event_type, "properties": properties}, separators=(",", ":"))
     head = f"id: {event_id}\n" if event_id is not None else ""
     return f"{head}data: {payload}\n\n".encode()
 
@@ -121,10 +123,10 @@ class Fanout:
         return len(self._subscribers)
 
     def publish(
-        self, type: str, properties: dict[str, object], event_id: int | None = None
+        self, event_type: str, properties: dict[str, object], event_id: int | None = None
     ) -> None:
         """Queue the event for every subscriber; encoded once, never awaits."""
-        self.publish_frame(encode_event(type, properties, event_id), event_id)
+        self.publish_frame(encode_event(event_type, properties, event_id), event_id)
 
     def publish_frame(self, frame: bytes, position: int | None = None) -> None:
         self.published += 1

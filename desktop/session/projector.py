@@ -95,11 +95,13 @@ class Projection:
             )
         return self._messages[message_id]
 
-    def add_message(self, event: Event, type: str, data: dict[str, Any]) -> None:
+    def add_message(self, event: Event, message_type: str, data: dict[str, Any]) -> None:
         # No read first: a stored message with this id makes the INSERT in `flush` fail.
         if self._messages.get(data["id"]) is not None:
             raise _message_exists(data["id"])
-        self._messages[data["id"]] = _Message(event.aggregate_id, event.seq, type, data, True, True)
+        self._messages[data["id"]] = _Message(
+            event.aggregate_id, event.seq, message_type, data, True, True
+        )
 
     def assistant(self, event: Event) -> dict[str, Any]:
         """The event's assistant message, ready to be edited (marked dirty)."""

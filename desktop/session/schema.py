@@ -309,14 +309,14 @@ EPHEMERAL: dict[str, Check] = {
 }
 
 
-def validate_event(type: object, data: object, *, durable: bool = True) -> dict[str, Any]:
+def validate_event(event_type: object, data: object, *, durable: bool = True) -> dict[str, Any]:
     """Normalised event data, or a `request.invalid` SessionError naming the bad field."""
     table = DURABLE if durable else EPHEMERAL
-    if not isinstance(type, str) or type not in table:
+    if not isinstance(event_type, str) or event_type not in table:
         kinds = "durable" if durable else "ephemeral"
-        raise invalid(f"Unknown {kinds} event type {type!r}; known: {', '.join(table)}.")
+        raise invalid(f"Unknown {kinds} event type {event_type!r}; known: {', '.join(table)}.")
     try:
-        out = table[type](data, "data")
+        out = table[event_type](data, "data")
     except ValueError as exc:
         raise invalid(f"{type}: {exc}") from None
     assert isinstance(out, dict)

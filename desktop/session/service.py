@@ -251,7 +251,7 @@ class SessionService:
         def commit(conn: sqlite3.Connection) -> None:
             q.inbox_add(
                 conn,
-                id=message_id,
+                inbox_id=message_id,
                 session_id=session_id,
                 mode=mode,
                 kind="user",

@@ -313,11 +313,11 @@ def _forget_child(pid: int) -> None:
 
 
 def stop_service(
-    settings: Settings, *, all: bool = False, timeout: float = 10.0
+    settings: Settings, *, with_pty_host: bool = False, timeout: float = 10.0
 ) -> dict[str, object]:
     """SIGTERM the service (SIGKILL past `timeout`) and remove its registration.
 
-    With `all`, also ask the PTY host to save its terminals and exit.
+    With `with_pty_host`, also ask the PTY host to save its terminals and exit.
     """
     if not timeout > 0:
         raise ValueError("timeout must be a positive number of seconds")
@@ -327,10 +327,10 @@ def stop_service(
         by_hand = serve_pids_for(settings.data_dir, settings.runtime_dir)
         if by_hand:
             result["unmanaged"] = by_hand
-        if all and by_hand:
+        if with_pty_host and by_hand:
             # It would start a new PTY host at once, reviving every terminal as a new shell.
             result["pty_host"] = {"stopped": False, "saved": 0, "in_use_by": by_hand}
-        elif all:
+        elif with_pty_host:
             result["pty_host"] = shutdown_pty_host(settings)
         else:
             result["pty_host_running"] = _pty_host_running(settings)

@@ -68,7 +68,7 @@ def run(settings: Settings) -> int:
             return _show(settings, starter, gui)
         finally:
             starter.join()
-            stop_service(settings, all=True)
+            stop_service(settings, with_pty_host=True)
 
 
 class ServiceStarter:

@@ -72,10 +72,10 @@ def last_seq(conn: sqlite3.Connection, aggregate_id: str) -> int:
 def insert(
     conn: sqlite3.Connection,
     *,
-    id: str,
+    event_id: str,
     aggregate_id: str,
     seq: int,
-    type: str,
+    event_type: str,
     version: int,
     created: int,
     data: dict[str, Any],
@@ -84,11 +84,11 @@ def insert(
     cursor = conn.execute(
         "INSERT INTO event (position, id, aggregate_id, seq, type, version, created, data) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (position, id, aggregate_id, seq, type, version, created, dumps(data)),
+        (position, event_id, aggregate_id, seq, event_type, version, created, dumps(data)),
     )
     assigned = position if position is not None else cursor.lastrowid
     assert assigned is not None
-    return Event(assigned, id, aggregate_id, seq, type, version, created, data)
+    return Event(assigned, event_id, aggregate_id, seq, event_type, version, created, data)
 
 
 def insert_many(conn: sqlite3.Connection, events: list[Event]) -> None:

@@ -170,7 +170,7 @@ def release_child_claims(conn: sqlite3.Connection, keep: list[str]) -> None:
 def inbox_add(
     conn: sqlite3.Connection,
     *,
-    id: str,
+    inbox_id: str,
     session_id: str,
     mode: str,
     kind: str,
@@ -179,7 +179,7 @@ def inbox_add(
 ) -> None:
     conn.execute(
         "INSERT INTO inbox (id, session_id, mode, kind, data, created) VALUES (?, ?, ?, ?, ?, ?)",
-        (id, session_id, mode, kind, dumps(data), created),
+        (inbox_id, session_id, mode, kind, dumps(data), created),
     )
 
 

@@ -150,7 +150,8 @@ class GrepTool(Tool):
 async def _collect(process: asyncio.subprocess.Process) -> tuple[list[str], int, bytes]:
     """The first GREP_LIMIT lines; past them only newlines are counted (in C, per chunk),
     so a search matching millions of lines costs no memory."""
-    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout is not None
+    assert process.stderr is not None
     errors = asyncio.ensure_future(process.stderr.read())
     lines: list[str] = []
     total = 0

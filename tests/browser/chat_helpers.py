@@ -1,57 +1,24 @@
-"""Helpers for the chat browser tests: sessions and events through the real API.
+"""Page helpers for the chat browser tests, and the fixture that turns the test hook on.
 
-Messages come from durable events published through the service's test hook
-(`POST /api/test/events`, present only with DESK_TEST_HOOKS=1), the same bus and projection
-the agent will use.
-"""
+Sessions and their events come from tests/support/chat.py (re-exported here for the chat
+tests that import them from this module)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from playwright.sync_api import Page
 
-from tests.browser.helpers import Service, sign_in
-
-MODEL = {"id": "test-model", "provider_id": "test"}
-HOOK_BATCH = 1000  # the hook's limit per request
+from tests.support.chat import HOOK_BATCH, MODEL, assistant, create_session, publish, user
+from tests.support.chromium import sign_in
+from tests.support.service import Service
 
 
 @pytest.fixture(autouse=True)
-def _test_hooks(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def _test_hooks(monkeypatch: pytest.MonkeyPatch) -> None:
     """The `service` fixture's `desk serve` inherits this environment."""
     monkeypatch.setenv("DESK_TEST_HOOKS", "1")
-    yield
-
-
-def create_session(service: Service, title: str = "Chat", directory: str = "/tmp") -> str:
-    return str(
-        service.request("POST", "/api/session", {"title": title, "directory": directory})["id"]
-    )
-
-
-def publish(service: Service, session_id: str, events: list[tuple[str, dict[str, Any]]]) -> None:
-    items = [{"session_id": session_id, "type": kind, "data": data} for kind, data in events]
-    for start in range(0, len(items), HOOK_BATCH):
-        service.request("POST", "/api/test/events", {"events": items[start : start + HOOK_BATCH]})
-
-
-def user(message_id: str, text: str) -> list[tuple[str, dict[str, Any]]]:
-    return [("session.prompted", {"message_id": message_id, "text": text, "mode": "queue"})]
-
-
-def assistant(
-    message_id: str, text: str, *, completed: bool = True
-) -> list[tuple[str, dict[str, Any]]]:
-    events: list[tuple[str, dict[str, Any]]] = [
-        ("session.step.started", {"message_id": message_id, "agent": "build", "model": MODEL}),
-        ("session.text", {"message_id": message_id, "text": text}),
-    ]
-    if completed:
-        events.append(("session.step.ended", {"message_id": message_id, "finish": "stop"}))
-    return events
 
 
 def open_chat(page: Page, service: Service, session_id: str) -> None:
@@ -81,3 +48,18 @@ def message_ids(page: Page) -> list[str]:
     return page.evaluate(  # type: ignore[no-any-return]
         "() => [...document.querySelectorAll('.chat-messages .message')].map((m) => m.dataset.id)"
     )
+
+
+__all__ = [
+    "HOOK_BATCH",
+    "MODEL",
+    "_test_hooks",
+    "assistant",
+    "chat_state",
+    "create_session",
+    "message_ids",
+    "open_chat",
+    "publish",
+    "user",
+    "wait_rendered",
+]

@@ -14,15 +14,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
-from tests.browser.helpers import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    DIST,
-    WEB,
-    Service,
-    pid_alive,
-    wait_until,
-)
+from desktop.process.liveness import is_alive
+from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS
+from tests.support.service import DIST, WEB, Service
+from tests.support.wait import wait_until
 
 
 def _build_is_current() -> bool:
@@ -104,11 +99,11 @@ def service(built_ui: Path) -> Iterator[Service]:
         host_pid = svc.pty_host_pid()
         svc.stop()
         # The PTY host outlives the service by design: end it (and so its shells) here.
-        if host_pid is not None and pid_alive(host_pid):
+        if host_pid is not None and is_alive(host_pid):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(host_pid, signal.SIGTERM)
             try:
-                wait_until(lambda: not pid_alive(host_pid), timeout=5, what="pty host exit")
+                wait_until(lambda: not is_alive(host_pid), timeout=5, what="pty host exit")
             except AssertionError:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(host_pid, signal.SIGKILL)

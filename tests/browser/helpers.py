@@ -1,138 +1,18 @@
-"""Helpers for the browser tests: a restartable Desk service and views of the page."""
+"""Views of the page for the browser tests (the service: tests/support/service.py)."""
 
 from __future__ import annotations
 
-import json
-import os
-import signal
-import subprocess
-import sys
-import urllib.error
-import urllib.request
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import Page
 
-from desktop.process.liveness import is_alive
-from tests.conftest import wait_until as wait_until  # re-exported for the browser tests
+from tests.support.service import ROOT, Service
+from tests.support.wait import wait_until
 
-ROOT = Path(__file__).resolve().parents[2]
-WEB = ROOT / "web"
-DIST = WEB / "dist"
 ARTIFACTS = ROOT / "tests" / "artifacts"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
-def pid_alive(pid: int) -> bool:
-    return is_alive(pid)
-
-
-@dataclass
-class Service:
-    """`desk serve` in a subprocess, restartable on the same port with the same dirs."""
-
-    data_dir: Path
-    runtime_dir: Path
-    port: int = 0
-    url: str = ""
-    token: str = ""
-    process: subprocess.Popen[str] | None = None
-    log: list[Path] = field(default_factory=list)
-
-    def env(self) -> dict[str, str]:
-        env = dict(os.environ)
-        env["DESK_RUNTIME_DIR"] = str(self.runtime_dir)
-        env["DESK_DATA_DIR"] = str(self.data_dir)
-        env["DESK_WEB_DIST"] = str(DIST)  # the real build, whatever the caller's environment
-        return env
-
-    def start(self) -> None:
-        assert self.process is None or self.process.poll() is not None, "already running"
-        stderr_path = self.runtime_dir.parent / f"serve-{len(self.log)}.log"
-        self.log.append(stderr_path)
-        command = [sys.executable, "-m", "desktop", "serve", "--port", str(self.port)]
-        command += ["--data-dir", str(self.data_dir)]
-        with stderr_path.open("w") as stderr:
-            self.process = subprocess.Popen(
-                command,
-                cwd=ROOT,
-                env=self.env(),
-                stdout=subprocess.PIPE,
-                stderr=stderr,
-                text=True,
-            )
-        assert self.process.stdout is not None
-        line = self.process.stdout.readline()
-        if not line:
-            raise AssertionError(f"desk serve exited: {stderr_path.read_text()}")
-        ready = json.loads(line)
-        self.url = ready["url"]
-        self.token = ready["token"]
-        self.port = int(self.url.rsplit(":", 1)[1])
-
-    def kill(self) -> None:
-        """kill -9: no shutdown code runs."""
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-            self.process.wait(10)
-
-    def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
-
-    def request(self, method: str, path: str, body: object | None = None) -> Any:
-        """An API call with the Bearer token; returns the `data` payload (None for 204)."""
-        data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(self.url + path, data=data, method=method)
-        request.add_header("Authorization", f"Bearer {self.token}")
-        if data is not None:
-            request.add_header("Content-Type", "application/json")
-        with urllib.request.urlopen(request, timeout=10) as response:
-            raw = response.read()
-        return json.loads(raw)["data"] if raw else None
-
-    def pty_host_pid(self) -> int | None:
-        try:
-            registration = json.loads((self.runtime_dir / "pty-host.json").read_text())
-        except (FileNotFoundError, ValueError):
-            return None
-        pid = registration.get("pid")
-        return pid if isinstance(pid, int) else None
-
-
-def service_reachable(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url + "/api/health", timeout=2):
-            return True
-    except urllib.error.HTTPError:
-        return True
-    except OSError:
-        return False
 
 
 # ---- helpers on the page ------------------------------------------------------------------
-
-
-def sign_in(page: Page, svc: Service) -> None:
-    page.goto(f"{svc.url}/?token={svc.token}")
-    page.wait_for_function(
-        "() => window.__desk && window.__desk.state().connection === 'connected'"
-    )
 
 
 def terminals(page: Page) -> list[dict[str, Any]]:
@@ -179,6 +59,12 @@ def wait_attached(page: Page, pty_id: str, role: str = "controller", timeout: fl
         arg=[pty_id, role],
         timeout=timeout * 1000,
     )
+
+
+def activate(page: Page, pty_id: str) -> None:
+    """Clicks the tab of `pty_id` and waits until it is the active one."""
+    page.locator(f'.tab[data-id="{pty_id}"]').click()
+    wait_until(lambda: terminal(page, pty_id)["active"], what=f"{pty_id} active")
 
 
 def type_line(page: Page, text: str) -> None:

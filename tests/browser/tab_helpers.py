@@ -11,15 +11,11 @@ from typing import Any
 
 from playwright.sync_api import Page
 
-from tests.browser.helpers import (
-    ARTIFACTS,
-    ROOT,
-    Service,
-    pid_alive,
-    sign_in,
-    wait_attached,
-    wait_until,
-)
+from desktop.process.liveness import is_alive
+from tests.browser.helpers import ARTIFACTS, wait_attached
+from tests.support.chromium import sign_in
+from tests.support.service import ROOT, Service
+from tests.support.wait import wait_until
 
 SHOTS = ARTIFACTS / "terminal-tabs"
 
@@ -98,14 +94,14 @@ def quit_everything(service: Service) -> None:
     service.stop()
     done = desk_cli(service, "service", "stop", "--all")
     assert done.returncode == 0, done.stderr
-    wait_until(lambda: not pid_alive(host), timeout=15, what="PTY host gone")
+    wait_until(lambda: not is_alive(host), timeout=15, what="PTY host gone")
 
 
 def kill_pty_host(service: Service) -> int:
     host = service.pty_host_pid()
     assert host is not None
     os.kill(host, 9)
-    wait_until(lambda: not pid_alive(host), timeout=10, what="PTY host killed")
+    wait_until(lambda: not is_alive(host), timeout=10, what="PTY host killed")
     return host
 
 

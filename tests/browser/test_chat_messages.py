@@ -15,7 +15,8 @@ from tests.browser.chat_helpers import (
     publish,
     user,
 )
-from tests.browser.helpers import Service, wait_until
+from tests.support.service import Service
+from tests.support.wait import wait_until
 
 __all__ = ["_test_hooks"]
 

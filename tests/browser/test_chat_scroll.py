@@ -3,38 +3,18 @@ page for more than 50 ms (PerformanceObserver 'longtask', measured in the page).
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from playwright.sync_api import Page
 
-from tests.browser.chat_helpers import (
-    _test_hooks,
-    assistant,
-    create_session,
-    open_chat,
-    publish,
-    user,
-)
-from tests.browser.helpers import Service
+from tests.browser.chat_helpers import _test_hooks, open_chat
+from tests.support.chat import create_session, history, publish
+from tests.support.service import Service
 
 __all__ = ["_test_hooks"]
 
 MESSAGES = 10_000
 LONG_TASK_MS = 50
 SCROLL_STEP = 200
-
-
-def history(count: int) -> list[tuple[str, dict[str, Any]]]:
-    """Alternating questions and Markdown answers (one with a highlighted code block in ten)."""
-    events: list[tuple[str, dict[str, Any]]] = []
-    for n in range(count // 2):
-        events += user(f"u{n:05d}", f"Question {n}: how does part {n} work?")
-        body = f"Part **{n}** works like this:\n\n- first it reads\n- then it writes\n"
-        if n % 10 == 0:
-            body += f"\n```python\ndef part_{n}(x):\n    return x * {n}\n```\n"
-        events += assistant(f"a{n:05d}", body)
-    return events
 
 
 @pytest.mark.timeout(600)

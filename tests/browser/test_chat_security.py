@@ -11,7 +11,7 @@ from typing import Any
 from playwright.sync_api import Page, expect
 
 from tests.browser.chat_helpers import _test_hooks, assistant, create_session, open_chat, publish
-from tests.browser.helpers import Service
+from tests.support.service import Service
 
 __all__ = ["_test_hooks"]
 
@@ -120,7 +120,8 @@ def test_a_hostile_answer_streamed_in_by_deltas_runs_nothing(page: Page, service
     expect(streaming).to_contain_text("fine")
     assert streaming.locator("img, script, svg, iframe, form, [onerror], [style]").count() == 0
     assert page.evaluate("() => window.__pwned") is None
-    assert seen["dialogs"] == [] and seen["requests"] == []
+    assert seen["dialogs"] == []
+    assert seen["requests"] == []
 
 
 def test_user_text_and_tool_output_are_plain_text(page: Page, service: Service) -> None:

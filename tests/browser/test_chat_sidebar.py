@@ -9,7 +9,9 @@ from pathlib import Path
 from playwright.sync_api import Page, expect
 
 from tests.browser.chat_helpers import _test_hooks, create_session, publish
-from tests.browser.helpers import Service, sign_in, wait_until
+from tests.support.chromium import sign_in
+from tests.support.service import Service
+from tests.support.wait import wait_until
 
 __all__ = ["_test_hooks"]
 

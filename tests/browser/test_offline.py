@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.helpers import Service, service_reachable, sign_in, wait_until
+from tests.support.chromium import sign_in
+from tests.support.service import Service, service_reachable
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.browser
 

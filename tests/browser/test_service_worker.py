@@ -14,7 +14,7 @@ import pytest
 from aiohttp import web
 from playwright.sync_api import Page, expect
 
-from tests.browser.helpers import wait_until
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.browser
 

@@ -8,16 +8,16 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.helpers import (
-    Service,
     buffer_lines,
+    create_shell,
     terminal,
     type_line,
     wait_attached,
     wait_for_line,
-    wait_until,
 )
 from tests.browser.tab_helpers import focus_terminal, open_ui, pane_fit, shot, wait_fits
-from tests.browser.test_terminals import create_terminal
+from tests.support.service import Service
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -37,7 +37,7 @@ def assert_prompt_visible(page: Page, pty_id: str) -> None:
 def test_search_bar_refits_the_terminal_when_it_opens_and_closes(
     page: Page, service: Service
 ) -> None:
-    pty_id = create_terminal(service, "searched")
+    pty_id = create_shell(service, "searched")
     open_ui(page, service, 1)
     wait_attached(page, pty_id)
     fill_screen(page, pty_id)
@@ -63,7 +63,7 @@ def test_search_bar_refits_the_terminal_when_it_opens_and_closes(
 
 
 def test_offline_banner_keeps_the_typed_line_visible(page: Page, service: Service) -> None:
-    pty_id = create_terminal(service, "offline")
+    pty_id = create_shell(service, "offline")
     open_ui(page, service, 1)
     wait_attached(page, pty_id)
     fill_screen(page, pty_id)
@@ -90,7 +90,7 @@ def test_offline_banner_keeps_the_typed_line_visible(page: Page, service: Servic
 
 
 def test_view_only_bar_never_hides_the_observers_prompt(browser: Browser, service: Service) -> None:
-    pty_id = create_terminal(service, "watched")
+    pty_id = create_shell(service, "watched")
     first = browser.new_context(viewport={"width": 1100, "height": 650}).new_page()
     open_ui(first, service, 1)
     wait_attached(first, pty_id, "controller")

@@ -8,15 +8,10 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.helpers import (
-    Service,
-    create_shell,
-    group_tab_ids,
-    sign_in,
-    terminal,
-    terminals,
-    wait_until,
-)
+from tests.browser.helpers import create_shell, group_tab_ids, terminal, terminals
+from tests.support.chromium import sign_in
+from tests.support.service import Service
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.browser
 

@@ -9,16 +9,16 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.helpers import (
-    Service,
     buffer_lines,
+    create_shell,
     terminal,
     type_line,
     wait_attached,
     wait_for_line,
-    wait_until,
 )
 from tests.browser.tab_helpers import focus_terminal, open_ui, shot
-from tests.browser.test_terminals import create_terminal
+from tests.support.service import Service
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -29,7 +29,7 @@ def settled(page: Page, pty_id: str) -> list[str]:
 
 
 def test_enter_that_confirms_a_rename_never_reaches_the_shell(page: Page, service: Service) -> None:
-    pty_id = create_terminal(service, "before")
+    pty_id = create_shell(service, "before")
     open_ui(page, service, 1)
     wait_attached(page, pty_id)
     focus_terminal(page, pty_id)
@@ -57,7 +57,7 @@ def test_enter_that_confirms_a_rename_never_reaches_the_shell(page: Page, servic
 def test_f2_reaches_terminal_programs_and_ctrl_shift_e_renames_from_the_terminal(
     page: Page, service: Service
 ) -> None:
-    pty_id = create_terminal(service, "keys")
+    pty_id = create_shell(service, "keys")
     open_ui(page, service, 1)
     wait_attached(page, pty_id)
     focus_terminal(page, pty_id)
@@ -90,7 +90,7 @@ def test_f2_reaches_terminal_programs_and_ctrl_shift_e_renames_from_the_terminal
 
 
 def test_theme_button_gives_the_keyboard_back_to_the_terminal(page: Page, service: Service) -> None:
-    pty_id = create_terminal(service, "themed")
+    pty_id = create_shell(service, "themed")
     open_ui(page, service, 1)
     wait_attached(page, pty_id)
     before = page.evaluate("() => document.documentElement.dataset.theme ?? 'system'")
@@ -107,8 +107,8 @@ def test_theme_button_gives_the_keyboard_back_to_the_terminal(page: Page, servic
 def test_ctrl_shift_s_leads_from_the_terminal_to_the_strip_and_enter_back(
     page: Page, service: Service
 ) -> None:
-    first = create_terminal(service, "one")
-    second = create_terminal(service, "two")
+    first = create_shell(service, "one")
+    second = create_shell(service, "two")
     open_ui(page, service, 2)
     wait_attached(page, first)
     wait_attached(page, second)

@@ -12,14 +12,13 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from tests.browser.helpers import (
-    Service,
     buffer_lines,
     buffer_text,
+    create_shell,
     type_line,
     wait_attached,
     wait_for_line,
     wait_for_status,
-    wait_until,
 )
 from tests.browser.tab_helpers import (
     focus_terminal,
@@ -29,7 +28,8 @@ from tests.browser.tab_helpers import (
     reload_and_attach,
     shot,
 )
-from tests.browser.test_terminals import create_terminal
+from tests.support.service import Service
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -58,7 +58,7 @@ def assert_pwd_below_restored_rows(lines: list[str], marker: str = "restored") -
 def test_revived_tab_shows_old_rows_then_marker_then_pwd_on_its_own_line(
     page: Page, service: Service
 ) -> None:
-    pty_id = create_terminal(service, "revived")
+    pty_id = create_shell(service, "revived")
     open_ui(page, service, 1)
     wait_attached(page, pty_id)
     focus_terminal(page, pty_id)
@@ -110,7 +110,7 @@ def autosaved(service: Service, pty_id: str) -> dict[str, object] | None:
 def test_after_a_pty_host_crash_the_tab_comes_back_marked_recovered(
     page: Page, service: Service
 ) -> None:
-    pty_id = create_terminal(service, "crashy")
+    pty_id = create_shell(service, "crashy")
     open_ui(page, service, 1)
     wait_attached(page, pty_id)
     focus_terminal(page, pty_id)

@@ -9,9 +9,10 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.helpers import Service, buffer_lines, type_line, wait_attached, wait_until
+from tests.browser.helpers import buffer_lines, create_shell, type_line, wait_attached
 from tests.browser.tab_helpers import focus_terminal, open_ui, shot
-from tests.browser.test_terminals import create_terminal
+from tests.support.service import Service
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -27,7 +28,7 @@ def viewport(page: Page, pty_id: str) -> dict[str, int]:
 def test_search_counts_matches_follows_typing_and_returns_to_the_bottom(
     page: Page, service: Service
 ) -> None:
-    pty_id = create_terminal(service, "searched")
+    pty_id = create_shell(service, "searched")
     open_ui(page, service, 1)
     wait_attached(page, pty_id)
     focus_terminal(page, pty_id)

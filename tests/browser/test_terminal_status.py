@@ -10,18 +10,19 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests.browser.helpers import (
-    Service,
+    activate,
     buffer_lines,
+    create_shell,
     terminal,
     terminals,
     type_line,
     wait_attached,
     wait_for_line,
     wait_for_status,
-    wait_until,
 )
 from tests.browser.tab_helpers import focus_terminal, open_ui, reload_and_attach, shot
-from tests.browser.test_terminals import activate, create_terminal
+from tests.support.service import Service
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -33,8 +34,8 @@ def statuses(page: Page) -> dict[str, str]:
 def test_bells_mark_only_background_tabs_and_replayed_bells_mark_nothing(
     page: Page, browser: Browser, service: Service, tmp_path: Path
 ) -> None:
-    shown = create_terminal(service, "shown")
-    behind = create_terminal(service, "behind")
+    shown = create_shell(service, "shown")
+    behind = create_shell(service, "behind")
     open_ui(page, service, 2)
     for pty_id in (shown, behind):
         wait_attached(page, pty_id)
@@ -81,8 +82,8 @@ def exit_line(page: Page, pty_id: str) -> Locator:
 
 
 def test_exit_shows_in_the_pane_with_restart_and_close(page: Page, service: Service) -> None:
-    failing = create_terminal(service, "failing")
-    other = create_terminal(service, "other")
+    failing = create_shell(service, "failing")
+    other = create_shell(service, "other")
     open_ui(page, service, 2)
     wait_attached(page, failing)
     wait_attached(page, other)
@@ -101,7 +102,8 @@ def test_exit_shows_in_the_pane_with_restart_and_close(page: Page, service: Serv
     # The line sits below the terminal's last row, not over it.
     screen_bottom = page.locator(f"#pane-{failing} .xterm-screen").bounding_box()
     line_box = line.bounding_box()
-    assert screen_bottom and line_box
+    assert screen_bottom
+    assert line_box
     assert screen_bottom["y"] + screen_bottom["height"] <= line_box["y"] + 0.5
     assert buffer_lines(page, failing)[-2:] == ["$ exit 3", "exit"]
     # The error icon is a closed shape (a triangle), not a second ✕ next to the close button.
@@ -125,14 +127,16 @@ def test_exit_shows_in_the_pane_with_restart_and_close(page: Page, service: Serv
         "(old) => !window.__desk.terminals().some((t) => t.id === old)", arg=failing
     )
     order = [t["id"] for t in terminals(page)]
-    assert len(order) == 2 and order[1] == other
+    assert len(order) == 2
+    assert order[1] == other
     restarted = order[0]
     wait_attached(page, restarted)
     assert terminal(page, restarted)["title"] == "failing"
     assert terminal(page, restarted)["active"]
     wait_until(lambda: terminal(page, restarted)["rows"] == running_rows, what="full size again")
     ids = [info["id"] for info in service.request("GET", "/api/pty")]
-    assert failing not in ids and restarted in ids
+    assert failing not in ids
+    assert restarted in ids
     focus_terminal(page, restarted)
     type_line(page, "echo restarted-$((2+2))")
     wait_for_line(page, restarted, "restarted-4")
@@ -150,8 +154,8 @@ def test_exit_shows_in_the_pane_with_restart_and_close(page: Page, service: Serv
 def test_closing_asks_only_when_a_program_runs_and_cancel_is_the_default(
     page: Page, service: Service
 ) -> None:
-    idle = create_terminal(service, "idle")
-    busy = create_terminal(service, "busy")
+    idle = create_shell(service, "idle")
+    busy = create_shell(service, "busy")
     open_ui(page, service, 2)
     wait_attached(page, idle)
     wait_attached(page, busy)

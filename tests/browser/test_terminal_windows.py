@@ -8,9 +8,10 @@ import re
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.browser.helpers import Service, terminal, type_line, wait_attached, wait_until
+from tests.browser.helpers import activate, create_shell, terminal, type_line, wait_attached
 from tests.browser.tab_helpers import focus_terminal, open_ui, shot
-from tests.browser.test_terminals import activate, create_terminal
+from tests.support.service import Service
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -18,8 +19,8 @@ pytestmark = pytest.mark.browser
 def test_second_window_opens_on_the_shown_tab_with_one_view_only_bar(
     browser: Browser, service: Service
 ) -> None:
-    first_tab = create_terminal(service, "first")
-    shown = create_terminal(service, "shown")
+    first_tab = create_shell(service, "first")
+    shown = create_shell(service, "shown")
     one = browser.new_context(viewport={"width": 1100, "height": 650}).new_page()
     open_ui(one, service, 2)
     wait_attached(one, first_tab)
@@ -43,7 +44,8 @@ def test_second_window_opens_on_the_shown_tab_with_one_view_only_bar(
     expect(bar).to_have_class(re.compile(r"\bnudge\b"))
     expect(two.locator("#terminal-notice")).to_be_hidden()
     box = bar.bounding_box()
-    assert box is not None and box["height"] <= 40, box
+    assert box is not None
+    assert box["height"] <= 40, box
     shot(two, "7-one-view-only-bar")
 
     # The first window's own choice survives its reload; it does not follow the second.

@@ -6,44 +6,28 @@ import re
 import statistics
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.helpers import (
     ARTIFACTS,
-    Service,
+    activate,
     buffer_lines,
     buffer_text,
-    sign_in,
+    create_shell,
     terminal,
     terminals,
     type_line,
     wait_attached,
     wait_for_line,
     wait_for_status,
-    wait_until,
 )
+from tests.support.chromium import sign_in
+from tests.support.service import Service
+from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.browser
-
-PLAIN_SHELL: dict[str, Any] = {
-    "command": "bash",
-    "args": ["--norc", "--noprofile"],
-    "env": {"PS1": "$ ", "TERM": "xterm-256color"},
-}
-
-
-def create_terminal(service: Service, title: str) -> str:
-    """A plain bash with a `$ ` prompt, created through the API, once it printed its prompt."""
-    info = service.request("POST", "/api/pty", {**PLAIN_SHELL, "title": title})
-    pty_id = str(info["id"])
-    wait_until(
-        lambda: service.request("GET", f"/api/pty/{pty_id}")["output"]["tail"] >= 2,
-        what="prompt",
-    )
-    return pty_id
 
 
 def open_ui(page: Page, service: Service, tabs: int) -> None:
@@ -51,11 +35,6 @@ def open_ui(page: Page, service: Service, tabs: int) -> None:
     page.wait_for_function(
         "(n) => window.__desk.state().loaded && window.__desk.terminals().length === n", arg=tabs
     )
-
-
-def activate(page: Page, pty_id: str) -> None:
-    page.locator(f'.tab[data-id="{pty_id}"]').click()
-    wait_until(lambda: terminal(page, pty_id)["active"], what=f"{pty_id} active")
 
 
 def count_lines(page: Page, pty_id: str, line: str) -> int:
@@ -80,7 +59,7 @@ def test_new_tab_runs_a_shell_and_echoes(page: Page, service: Service) -> None:
 
 
 def test_shortcuts_rename_reorder_and_close(page: Page, service: Service) -> None:
-    first = create_terminal(service, "first")
+    first = create_shell(service, "first")
     open_ui(page, service, 1)
     wait_attached(page, first)
     page.locator(f"#pane-{first} .xterm").click()
@@ -142,7 +121,7 @@ def test_shortcuts_rename_reorder_and_close(page: Page, service: Service) -> Non
 def test_survives_a_killed_service_on_the_same_socket_and_keeps_queued_input(
     page: Page, service: Service, tmp_path: Path
 ) -> None:
-    pty_id = create_terminal(service, "resilient")
+    pty_id = create_shell(service, "resilient")
     open_ui(page, service, 1)
     wait_attached(page, pty_id)
     page.wait_for_function("() => window.__desk.state().offlineReady")
@@ -191,7 +170,7 @@ def test_survives_a_killed_service_on_the_same_socket_and_keeps_queued_input(
 def test_second_window_is_view_only_until_it_takes_control(
     browser: Browser, service: Service
 ) -> None:
-    pty_id = create_terminal(service, "shared")
+    pty_id = create_shell(service, "shared")
     first = browser.new_context(viewport={"width": 1100, "height": 650}).new_page()
     second = browser.new_context(viewport={"width": 900, "height": 500}).new_page()
     open_ui(first, service, 1)
@@ -243,9 +222,9 @@ def test_second_window_is_view_only_until_it_takes_control(
 
 
 def test_status_icons_and_screenshot(page: Page, service: Service, tmp_path: Path) -> None:
-    failing = create_terminal(service, "failing")
-    quiet = create_terminal(service, "background")
-    ringing = create_terminal(service, "ringing")
+    failing = create_shell(service, "failing")
+    quiet = create_shell(service, "background")
+    ringing = create_shell(service, "ringing")
     open_ui(page, service, 3)
     for pty_id in (failing, quiet, ringing):
         wait_attached(page, pty_id)
@@ -310,7 +289,7 @@ def assert_not_blank(png: Path, min_colours: int) -> None:
 
 
 def test_reload_resumes_the_same_screen_without_duplicates(page: Page, service: Service) -> None:
-    pty_id = create_terminal(service, "reloaded")
+    pty_id = create_shell(service, "reloaded")
     open_ui(page, service, 1)
     wait_attached(page, pty_id)
     page.locator(f"#pane-{pty_id} .xterm").click()
@@ -338,7 +317,7 @@ def test_reload_resumes_the_same_screen_without_duplicates(page: Page, service: 
 def test_reload_while_the_service_is_down_shows_the_tabs_reconnecting(
     page: Page, service: Service
 ) -> None:
-    pty_id = create_terminal(service, "kept")
+    pty_id = create_shell(service, "kept")
     open_ui(page, service, 1)
     wait_attached(page, pty_id)
     page.wait_for_function("() => window.__desk.state().offlineReady")
@@ -361,8 +340,8 @@ def test_reload_while_the_service_is_down_shows_the_tabs_reconnecting(
 def test_a_flood_in_one_tab_keeps_typing_in_another_responsive(
     page: Page, service: Service
 ) -> None:
-    flood = create_terminal(service, "flood")
-    typing = create_terminal(service, "typing")
+    flood = create_shell(service, "flood")
+    typing = create_shell(service, "typing")
     open_ui(page, service, 2)
     wait_attached(page, flood)
     wait_attached(page, typing)

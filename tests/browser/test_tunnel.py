@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.helpers import Service, terminals, type_line, wait_attached, wait_for_line
+from tests.browser.helpers import terminals, type_line, wait_attached, wait_for_line
+from tests.support.service import Service
 from tests.support.tunnel import forwarded_port
 
 pytestmark = pytest.mark.browser

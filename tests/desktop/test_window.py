@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from desktop.process.liveness import is_alive
-from tests.conftest import wait_until
-from tests.desktop.conftest import Window
-from tests.shell.conftest import desk_argv
+from tests.support.desk import desk_argv
+from tests.support.wait import wait_until
+from tests.support.window import Window
 
 pytestmark = pytest.mark.desktop
 
@@ -88,9 +88,10 @@ def test_first_window_opens_centred_with_its_header_on_screen(window: Window) ->
     assert report["connected"] is True
     placed = report["window"]
     assert isinstance(placed, dict)
-    # Xvfb's screen is 1280x800 (tests/desktop/conftest.py); the default window is 1200x800.
+    # Xvfb's screen is 1280x800 (tests/support/xvfb.py); the default window is 1200x800.
     assert placed["y"] >= 0, f"the header is above the screen: {placed}"
-    assert placed["x"] >= 0 and placed["x"] + placed["width"] <= 1280, placed
+    assert placed["x"] >= 0, placed
+    assert placed["x"] + placed["width"] <= 1280, placed
     assert placed["y"] + placed["height"] <= 800, f"the bottom is below the screen: {placed}"
     left, right = placed["x"], 1280 - placed["x"] - placed["width"]
     assert abs(left - right) <= 2, f"not centred: {placed}"

@@ -72,7 +72,7 @@ def read_to_eof(proc: PtyProcess, timeout: float = TIMEOUT) -> bytes:
             return output
 
 
-def wait_for(condition: Callable[[], T | None], proc: PtyProcess, timeout: float = TIMEOUT) -> T:
+def drain_until(condition: Callable[[], T | None], proc: PtyProcess, timeout: float = TIMEOUT) -> T:
     """Poll condition while draining proc's output (select doubles as the wait)."""
     deadline = time.monotonic() + timeout
     while True:
@@ -227,10 +227,15 @@ def test_read_into_fills_caller_buffer(start: Spawner) -> None:
     view = memoryview(buffer)
     received = 0
     deadline = time.monotonic() + TIMEOUT
-    with pytest.raises(EOFError):
+
+    def read_until_eof() -> None:
+        nonlocal received
         while True:
             assert wait_readable(proc.fd, deadline)
             received += proc.read_into(view[received:])
+
+    with pytest.raises(EOFError):
+        read_until_eof()
     assert bytes(buffer[:received]) == b"abcdefghij"
 
 
@@ -302,7 +307,7 @@ def test_resize_is_seen_by_stty_and_signals_winch(start: Spawner) -> None:
 @pytest.mark.parametrize(("cols", "rows"), [(0, 24), (80, 0), (1001, 24), (80, 1001), (-1, 5)])
 def test_resize_rejects_bad_sizes(start: Spawner, cols: int, rows: int) -> None:
     proc = start(["sh", "-c", "read line; stty size"], cols=90, rows=30)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"(cols|rows) must be within 1\.\.1000"):
         proc.resize(cols, rows)
     proc.write(b"\n")
     assert b"30 90" in read_to_eof(proc)
@@ -313,11 +318,12 @@ def test_foreground_process_follows_jobs(start: Spawner) -> None:
     assert shell.foreground_process() == "sh"
     assert shell.foreground_pgid() == shell.pid
     shell.write(b"sleep 30\n")
-    wait_for(lambda: shell.foreground_process() == "sleep" or None, shell)
+    drain_until(lambda: shell.foreground_process() == "sleep" or None, shell)
     sleep_group = shell.foreground_pgid()
-    assert sleep_group is not None and sleep_group != shell.pid
+    assert sleep_group is not None
+    assert sleep_group != shell.pid
     shell.signal_foreground(signal.SIGINT)
-    wait_for(lambda: shell.foreground_process() == "sh" or None, shell)
+    drain_until(lambda: shell.foreground_process() == "sh" or None, shell)
     assert shell.foreground_pgid() == shell.pid
     assert shell.poll_exit() is None  # SIGINT went to the job, not the shell
 
@@ -325,7 +331,7 @@ def test_foreground_process_follows_jobs(start: Spawner) -> None:
 # ---------------------------------------------------------------- exit status
 
 
-def test_exit_code(start: Spawner) -> None:
+def test_an_exit_code_is_reported_cached_and_the_child_reaped(start: Spawner) -> None:
     proc = start(["sh", "-c", "exit 3"])
     read_to_eof(proc)
     status = wait_exit(proc)
@@ -335,7 +341,7 @@ def test_exit_code(start: Spawner) -> None:
     assert proc.pid not in child_states()  # reaped, not a zombie
 
 
-def test_killed_by_signal(start: Spawner) -> None:
+def test_a_child_killed_by_a_signal_reports_the_signal_and_is_reaped(start: Spawner) -> None:
     proc = start(["sh", "-c", "kill -TERM $$"])
     read_to_eof(proc)
     status = wait_exit(proc)
@@ -357,7 +363,7 @@ def test_close_is_idempotent_and_hangs_up(start: Spawner) -> None:
     proc.close()
     proc.close()
     assert proc.fd == -1
-    with pytest.raises(OSError):
+    with pytest.raises(OSError, match="Bad file descriptor"):
         proc.read()
     assert wait_exit(proc).signal == signal.SIGHUP  # the terminal went away
 
@@ -405,7 +411,8 @@ def test_child_starts_with_clean_signals_and_fds(
         os.close(inherited)
     output = read_to_eof(proc).decode()
     fds = output.split()[: output.split().index("SigBlk:")]
-    assert "250" not in fds and str(inherited) not in fds
+    assert "250" not in fds
+    assert str(inherited) not in fds
     assert "SigBlk:\t0000000000000000" in output  # not the caller's mask
     ignored = int(output.split("SigIgn:\t", 1)[1].split()[0], 16)
     if backend == "native":

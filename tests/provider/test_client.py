@@ -51,7 +51,8 @@ async def test_streams_reasoning_text_usage_and_finish(fake: FakeProvider) -> No
     events = await collect(chat.stream(USER))
     await chat.close()
     assert events[:3] == [ReasoningDelta("think"), TextDelta("Hel"), TextDelta("lo")]
-    assert isinstance(events[-2], Usage) and events[-2].total_tokens == 18
+    assert isinstance(events[-2], Usage)
+    assert events[-2].total_tokens == 18
     assert events[-1] == Finish("stop")
     assert fake.invalid_count == 0
 
@@ -95,12 +96,16 @@ async def test_429_is_retryable_with_the_servers_delay(fake: FakeProvider) -> No
 
 
 async def test_500_is_retryable_and_400_is_not(fake: FakeProvider) -> None:
-    fake.script(error_reply(500, "boom", type="server_error"), error_reply(400, "no", type="x"))
+    fake.script(
+        error_reply(500, "boom", error_type="server_error"), error_reply(400, "no", error_type="x")
+    )
     chat = client(fake)
     server, bad = await failure(chat), await failure(chat)
     await chat.close()
-    assert server.retryable and server.kind == errors.SERVER_ERROR
-    assert not bad.retryable and bad.kind == errors.BAD_REQUEST
+    assert server.retryable
+    assert server.kind == errors.SERVER_ERROR
+    assert not bad.retryable
+    assert bad.kind == errors.BAD_REQUEST
 
 
 async def test_connection_cut_before_output_is_retryable(fake: FakeProvider) -> None:
@@ -108,7 +113,9 @@ async def test_connection_cut_before_output_is_retryable(fake: FakeProvider) -> 
     chat = client(fake)
     error = await failure(chat)
     await chat.close()
-    assert error.retryable and not error.output_started and error.kind == errors.CONNECTION
+    assert error.retryable
+    assert not error.output_started
+    assert error.kind == errors.CONNECTION
 
 
 async def test_connection_cut_after_output_is_not_retryable_and_says_output_started(
@@ -117,13 +124,18 @@ async def test_connection_cut_after_output_is_not_retryable_and_says_output_star
     fake.script(cut_reply("partial "))
     chat = client(fake)
     seen: list[object] = []
-    with pytest.raises(ProviderError) as caught:
+
+    async def consume() -> None:
         async for event in chat.stream(USER):
             seen.append(event)
+
+    with pytest.raises(ProviderError) as caught:
+        await consume()
     await chat.close()
     assert seen == [TextDelta("partial ")]
     assert caught.value.kind == errors.STREAM_CUT
-    assert caught.value.output_started and not caught.value.retryable
+    assert caught.value.output_started
+    assert not caught.value.retryable
 
 
 async def test_unreachable_server_is_a_retryable_connection_error() -> None:
@@ -137,7 +149,8 @@ async def test_unreachable_server_is_a_retryable_connection_error() -> None:
     )
     error = await failure(chat)
     await chat.close()
-    assert error.kind == errors.CONNECTION and error.retryable
+    assert error.kind == errors.CONNECTION
+    assert error.retryable
 
 
 async def test_error_object_mid_stream_raises_after_the_text_before_it(fake: FakeProvider) -> None:
@@ -145,8 +158,10 @@ async def test_error_object_mid_stream_raises_after_the_text_before_it(fake: Fak
     chat = client(fake)
     error = await failure(chat)
     await chat.close()
-    assert error.kind == errors.STREAM_ERROR and error.status == 503
-    assert error.output_started and "Upstream overloaded" in error.message
+    assert error.kind == errors.STREAM_ERROR
+    assert error.status == 503
+    assert error.output_started
+    assert "Upstream overloaded" in error.message
 
 
 async def test_read_timeout_when_the_server_goes_silent(fake: FakeProvider) -> None:
@@ -158,7 +173,8 @@ async def test_read_timeout_when_the_server_goes_silent(fake: FakeProvider) -> N
     error = await failure(chat)
     gate.set()
     await chat.close()
-    assert error.kind == errors.TIMEOUT and error.retryable
+    assert error.kind == errors.TIMEOUT
+    assert error.retryable
 
 
 async def test_missing_done_after_finish_completes_normally(fake: FakeProvider) -> None:
@@ -166,7 +182,8 @@ async def test_missing_done_after_finish_completes_normally(fake: FakeProvider) 
     chat = client(fake)
     events = await collect(chat.stream(USER))
     await chat.close()
-    assert events[0] == TextDelta("ok") and events[-1] == Finish("stop")
+    assert events[0] == TextDelta("ok")
+    assert events[-1] == Finish("stop")
 
 
 async def test_a_violating_request_is_refused_before_anything_is_sent(fake: FakeProvider) -> None:
@@ -209,7 +226,8 @@ async def test_the_key_goes_in_the_header_and_never_into_errors_or_logs(
         await chat.close()
         assert fake.requests[0].headers["Authorization"] == f"Bearer {secret}"
     assert error.kind == errors.AUTH
-    assert secret not in error.message and secret not in repr(error)
+    assert secret not in error.message
+    assert secret not in repr(error)
     assert secret not in caplog.text
     assert secret not in repr(chat.profile)
 
@@ -221,15 +239,20 @@ def body_for(provider: str, model: str, **kw: Any) -> dict[str, Any]:
 
 def test_groq_body_asks_for_parsed_reasoning_and_max_completion_tokens() -> None:
     body = body_for("groq", "qwen/qwen3-32b", parallel_tool_calls=False, service_tier="flex")
-    assert body["reasoning_format"] == "parsed" and "include_reasoning" not in body
-    assert body["max_completion_tokens"] == 512 and "max_tokens" not in body
-    assert body["parallel_tool_calls"] is False and body["service_tier"] == "flex"
-    assert body["stream"] is True and body["stream_options"] == {"include_usage": True}
+    assert body["reasoning_format"] == "parsed"
+    assert "include_reasoning" not in body
+    assert body["max_completion_tokens"] == 512
+    assert "max_tokens" not in body
+    assert body["parallel_tool_calls"] is False
+    assert body["service_tier"] == "flex"
+    assert body["stream"] is True
+    assert body["stream_options"] == {"include_usage": True}
 
 
 def test_groq_gpt_oss_takes_include_reasoning_not_reasoning_format() -> None:
     body = body_for("groq", "openai/gpt-oss-20b", include_reasoning=True)
-    assert "reasoning_format" not in body and body["include_reasoning"] is True
+    assert "reasoning_format" not in body
+    assert body["include_reasoning"] is True
     assert "include_reasoning" not in body_for("groq", "openai/gpt-oss-120b")
 
 
@@ -242,9 +265,9 @@ def test_default_base_urls_and_max_tokens_field_per_profile() -> None:
     )
     assert body_for("openai-compatible", "llama")["max_tokens"] == 512
     assert "reasoning_format" not in body_for("openai", "gpt-5")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="needs a base URL"):
         make_profile("openai-compatible", model="m")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown provider 'anthropic'"):
         make_profile("anthropic", model="m")
 
 
@@ -280,4 +303,5 @@ async def test_mistral_profile_preflight_refuses_a_long_tool_call_id() -> None:
         with pytest.raises(PreflightError) as caught:
             await collect(chat.stream(history))
         await chat.close()
-        assert caught.value.rule == "7" and fake.requests == []
+        assert caught.value.rule == "7"
+        assert fake.requests == []

@@ -45,9 +45,11 @@ async def test_put_then_get_round_trips_and_says_only_that_a_key_is_set(
     raw = await response.text()
     assert KEY not in raw
     data = await get(client)
-    assert data["provider"] == "openai-compatible" and data["model"] == "qwen3"
+    assert data["provider"] == "openai-compatible"
+    assert data["model"] == "qwen3"
     assert data["base_url"] == "http://127.0.0.1:8080/v1"
-    assert data["api_key_set"] is True and data["configured"] is True
+    assert data["api_key_set"] is True
+    assert data["configured"] is True
     assert "api_key" not in data
     assert KEY not in json.dumps(data)
     assert KEY not in settings.provider_config_path.read_text()
@@ -106,8 +108,10 @@ async def test_bad_input_is_400_request_invalid_and_changes_nothing(
     response = await client.put(URL, json=body, headers=AUTH)
     assert response.status == 400
     error = (await response.json())["error"]
-    assert error["type"] == "request.invalid" and error["message"]
-    assert "secret" not in error["message"] and "newline" not in error["message"]
+    assert error["type"] == "request.invalid"
+    assert error["message"]
+    assert "secret" not in error["message"]
+    assert "newline" not in error["message"]
     assert await get(client) == before
     assert settings.provider_config_path.read_bytes() == config_before
     assert settings.provider_key_path.read_text().strip() == KEY
@@ -126,7 +130,8 @@ async def test_groq_and_openai_need_no_base_url(client: TestClient) -> None:
     assert response.status == 200
     data = await get(client)
     assert data["effective_base_url"] == "https://api.groq.com/openai/v1"
-    assert data["configured"] is True and data["api_key_set"] is False
+    assert data["configured"] is True
+    assert data["api_key_set"] is False
 
 
 async def test_routes_need_the_token(client: TestClient) -> None:
@@ -151,9 +156,11 @@ async def test_environment_gives_the_defaults_until_a_config_is_saved(
         "openai/gpt-oss-20b",
         "environment",
     )
-    assert data["api_key_set"] is True and KEY not in json.dumps(data)
+    assert data["api_key_set"] is True
+    assert KEY not in json.dumps(data)
     profile = ProviderConfigStore(env_settings).profile()
-    assert profile is not None and profile.api_key == KEY
+    assert profile is not None
+    assert profile.api_key == KEY
     await client.put(URL, json=GOOD, headers=AUTH)
     data = await get(client)
     assert (data["provider"], data["source"]) == ("openai-compatible", "file")
@@ -164,7 +171,8 @@ async def test_nothing_configured_is_reported_not_an_error(
     client: TestClient, settings: Settings
 ) -> None:
     data = await get(client)
-    assert data["configured"] is False and data["api_key_set"] is False
+    assert data["configured"] is False
+    assert data["api_key_set"] is False
     assert ProviderConfigStore(settings).profile() is None
 
 
@@ -191,4 +199,5 @@ def test_a_bad_desk_base_url_leaves_the_provider_unconfigured(
     monkeypatch.setenv("DESK_BASE_URL", "http://user:pw@host/v1")
     monkeypatch.setenv("DESK_MODEL", "m")
     store = ProviderConfigStore(load_settings())
-    assert store.public()["configured"] is False and store.profile() is None
+    assert store.public()["configured"] is False
+    assert store.profile() is None

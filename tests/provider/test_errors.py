@@ -51,7 +51,8 @@ def test_x_should_retry_header_overrides_the_status_rule() -> None:
 
 def test_429_carries_the_retry_after_delay() -> None:
     error = classify_http_error(429, {"Retry-After": "7"}, "")
-    assert error.retry_after == 7.0 and error.retryable
+    assert error.retry_after == 7.0
+    assert error.retryable
 
 
 def test_retry_after_seconds_fraction_and_ms() -> None:

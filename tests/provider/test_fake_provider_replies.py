@@ -40,7 +40,8 @@ async def test_unscripted_request_gets_the_default_text(fake: FakeProvider) -> N
         http.post(fake.base_url + "/chat/completions", json=BODY) as response,
     ):
         text = await response.text()
-    assert '"content":"Done."' in text and text.endswith("data: [DONE]\n\n")
+    assert '"content":"Done."' in text
+    assert text.endswith("data: [DONE]\n\n")
 
 
 async def test_tool_call_reply_splits_arguments_and_ends_with_usage_then_done(
@@ -58,8 +59,10 @@ async def test_tool_call_reply_splits_arguments_and_ends_with_usage_then_done(
         for c in payloads
         if c["choices"] and "tool_calls" in c["choices"][0]["delta"]
     ]
-    assert "".join(pieces) == '{"path": "a"}' and len(pieces) > 2
-    assert payloads[-1]["choices"] == [] and "usage" in payloads[-1]
+    assert "".join(pieces) == '{"path": "a"}'
+    assert len(pieces) > 2
+    assert payloads[-1]["choices"] == []
+    assert "usage" in payloads[-1]
     assert frames[-1] == "data: [DONE]"
 
 
@@ -102,7 +105,8 @@ async def test_gate_holds_the_stream_until_set(fake: FakeProvider) -> None:
     ):
         first = await response.content.readuntil(b"\n\n")
         second = await response.content.readuntil(b"\n\n")
-        assert b'"role":"assistant"' in first and b'"content":"a"' in second
+        assert b'"role":"assistant"' in first
+        assert b'"content":"a"' in second
         pending = asyncio.ensure_future(response.content.readuntil(b"\n\n"))
         done, _ = await asyncio.wait({pending}, timeout=0.2)
         assert not done  # held at the gate

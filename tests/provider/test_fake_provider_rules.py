@@ -17,8 +17,10 @@ from tests.support.fake_provider import FakeProvider
 USER = {"role": "user", "content": "hi"}
 
 
-def call(call_id: str, arguments: Any = "{}", name: Any = "read", type: Any = "function") -> Any:
-    return {"id": call_id, "type": type, "function": {"name": name, "arguments": arguments}}
+def call(
+    call_id: str, arguments: Any = "{}", name: Any = "read", call_type: Any = "function"
+) -> Any:
+    return {"id": call_id, "type": call_type, "function": {"name": name, "arguments": arguments}}
 
 
 def asst(*calls: Any, content: Any = None) -> dict[str, Any]:
@@ -59,7 +61,8 @@ async def rejected(fake: FakeProvider, payload: Any, message: str, param: Any = 
 
 async def accepted(fake: FakeProvider, payload: Any) -> None:
     status, text = await post(fake, payload)
-    assert status == 200 and text.endswith("data: [DONE]\n\n")
+    assert status == 200
+    assert text.endswith("data: [DONE]\n\n")
 
 
 async def test_valid_paired_history_streams_and_counts_nothing(fake: FakeProvider) -> None:
@@ -90,7 +93,7 @@ async def test_rule1_unanswered_call_at_the_end_of_history(fake: FakeProvider) -
     )
 
 
-async def test_rule1_deepseek_text() -> None:
+async def test_rule1_deepseek_refuses_a_system_message_between_call_and_answer() -> None:
     async with FakeProvider(rule1="deepseek") as fake:
         await rejected(
             fake,
@@ -123,7 +126,7 @@ async def test_rule2_tool_message_without_a_preceding_tool_call(fake: FakeProvid
     )
 
 
-async def test_rule3_duplicate_answers(fake: FakeProvider) -> None:
+async def test_rule3_two_answers_to_one_call_are_refused_naming_both(fake: FakeProvider) -> None:
     await rejected(
         fake,
         body([USER, asst(call("call_x")), tool("call_x"), tool("call_x")]),
@@ -154,7 +157,10 @@ async def test_rule4_content_is_null_or_string_with_tool_calls(fake: FakeProvide
             {"type": "function", "function": {"name": "r", "arguments": "{}"}},
             "Missing required parameter: 'messages[1].tool_calls[0].id'.",
         ),
-        (call("call_a", type="tool"), "Invalid value: \"tool\". Supported values are: 'function'."),
+        (
+            call("call_a", call_type="tool"),
+            "Invalid value: \"tool\". Supported values are: 'function'.",
+        ),
         (
             call("call_a", name=""),
             "Missing required parameter: 'messages[1].tool_calls[0].function.name'.",

@@ -117,7 +117,8 @@ def test_whole_tool_calls_without_index_and_without_id_still_get_an_id() -> None
     )
     calls = [e for e in events if isinstance(e, ToolCall)]
     assert [c.name for c in calls] == ["read", "glob"]
-    assert all(c.id.startswith("call_") for c in calls) and calls[0].id != calls[1].id
+    assert all(c.id.startswith("call_") for c in calls)
+    assert calls[0].id != calls[1].id
 
 
 @pytest.mark.parametrize("field", ["reasoning", "reasoning_content"])
@@ -160,13 +161,15 @@ def test_end_of_body_without_done_or_finish_after_output_is_a_cut_not_an_answer(
     with pytest.raises(ProviderError) as caught:
         parse_stream([delta({"content": "half an ans"})])
     assert caught.value.kind == errors.STREAM_CUT
-    assert caught.value.output_started and not caught.value.retryable
+    assert caught.value.output_started
+    assert not caught.value.retryable
 
 
 def test_empty_body_is_a_retryable_connection_failure() -> None:
     with pytest.raises(ProviderError) as caught:
         parse_stream([b""])
-    assert caught.value.kind == errors.CONNECTION and caught.value.retryable
+    assert caught.value.kind == errors.CONNECTION
+    assert caught.value.retryable
 
 
 def test_garbage_lines_and_comments_around_chunks_are_ignored() -> None:
@@ -189,7 +192,8 @@ def test_anything_after_done_is_ignored() -> None:
 def test_data_that_is_not_json_is_invalid_output() -> None:
     with pytest.raises(ProviderError) as caught:
         parse_stream([b"data: {half\n\n"])
-    assert caught.value.kind == errors.INVALID_OUTPUT and not caught.value.retryable
+    assert caught.value.kind == errors.INVALID_OUTPUT
+    assert not caught.value.retryable
 
 
 def test_error_object_mid_stream_is_an_error_after_the_text_before_it() -> None:
@@ -200,14 +204,16 @@ def test_error_object_mid_stream_is_an_error_after_the_text_before_it() -> None:
     with pytest.raises(ProviderError) as caught:
         parse_stream(body)
     assert caught.value.kind == errors.STREAM_ERROR
-    assert caught.value.retryable and caught.value.output_started
+    assert caught.value.retryable
+    assert caught.value.output_started
     assert "Provider returned error" in caught.value.message
 
 
 def test_error_event_type_is_an_error_even_without_an_error_key() -> None:
     with pytest.raises(ProviderError) as caught:
         parse_stream([b'event: error\ndata: {"message": "bad request", "code": 400}\n\n'])
-    assert caught.value.kind == errors.STREAM_ERROR and not caught.value.retryable
+    assert caught.value.kind == errors.STREAM_ERROR
+    assert not caught.value.retryable
 
 
 def test_crlf_framed_stream_parses_like_lf_framed() -> None:

@@ -65,7 +65,7 @@ def test_rule2_tool_answering_an_id_of_an_older_assistant() -> None:
     assert rule_of(history) == ("2", 5)
 
 
-def test_rule3_duplicate_answer() -> None:
+def test_rule3_a_tool_call_answered_twice_is_refused() -> None:
     assert rule_of([USER, asst(call("a")), tool("a"), tool("a")]) == ("3", 3)
 
 
@@ -133,4 +133,5 @@ def test_request_needs_messages_and_valid_tool_names() -> None:
     for bad in ["has space", "", "x" * 65, "dot.name", "ünï"]:
         with pytest.raises(PreflightError) as caught:
             validate_request(tools(bad))
-        assert caught.value.rule == "tools" and caught.value.index is None
+        assert caught.value.rule == "tools"
+        assert caught.value.index is None

@@ -95,7 +95,8 @@ def diff(expected: dict[str, object], actual: dict[str, object]) -> str:
             continue
         if key in ("cells", "main_cells") and expected[key] and actual[key]:
             exp, act = expected[key], actual[key]
-            assert isinstance(exp, list) and isinstance(act, list)
+            assert isinstance(exp, list)
+            assert isinstance(act, list)
             for y, (erow, arow) in enumerate(zip(exp, act, strict=True)):
                 for x, (ecell, acell) in enumerate(zip(erow, arow, strict=True)):
                     if ecell != acell:

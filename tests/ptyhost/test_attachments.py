@@ -8,8 +8,10 @@ import pyte
 import pytest
 
 from desktop.ptyhost.client import PtyHostClient
-from desktop.ptyhost.protocol import PtyHostError
-from tests.ptyhost.conftest import HostFactory, attach, shell, wait_for
+from desktop.ptyhost.flow import FlowLimits
+from desktop.ptyhost.protocol import OutputFrame, PtyHostError
+from tests.support.host import HostFactory, attach, shell
+from tests.support.wait import wait_for
 
 LINES = "i=0; while [ $i -lt {n} ]; do echo line$i; i=$((i+1)); done"
 
@@ -32,13 +34,8 @@ async def wait_tail(host: PtyHostClient, terminal_id: str, needle: bytes) -> byt
         data = await output_of(host, terminal_id)
         return data if needle in data else None
 
-    deadline = asyncio.get_running_loop().time() + 15
-    while True:
-        data = await check()
-        if data is not None:
-            return data
-        assert asyncio.get_running_loop().time() < deadline, f"no {needle!r} in output"
-        await asyncio.sleep(0.05)
+    found: bytes = await wait_for(check, what=f"{needle!r} in the output", interval=0.05)
+    return found
 
 
 async def test_replay_from_any_cursor_is_exact_then_live_follows(host: PtyHostClient) -> None:
@@ -61,7 +58,8 @@ async def test_replay_from_any_cursor_is_exact_then_live_follows(host: PtyHostCl
     assert bytes(part.output) == everything[middle:]
     assert part.replay_end == len(everything)
     at_end = await attach(host, terminal_id, cursor=len(everything), role="observer")
-    assert at_end.output == b"" and at_end.attached["replay"]["truncated"] is False  # type: ignore[index]
+    assert at_end.output == b""
+    assert at_end.attached["replay"]["truncated"] is False  # type: ignore[index]
     await whole.type_line("live words")
     for reader in (whole, part, at_end):
         await reader.until(lambda r: r.output.count(b"live words") == 2, what="echo and cat")
@@ -104,8 +102,11 @@ async def test_cursor_beyond_tail_or_other_epoch_gets_a_checkpoint(host: PtyHost
     for options in ({"cursor": tail + 1000}, {"cursor": 0, "epoch": "another-epoch"}):
         reader = await attach(host, terminal_id, role="observer", **options)
         replay = reader.attached["replay"]
-        assert replay["truncated"] is True and replay["end"] == tail  # type: ignore[index]
-        assert reader.output == b"" and len(reader.checkpoints) >= 1
+        assert isinstance(replay, dict)
+        assert replay["truncated"] is True
+        assert replay["end"] == tail
+        assert reader.output == b""
+        assert len(reader.checkpoints) >= 1
         assert reader.frames[0][:2] == ("checkpoint", tail)
         assert reader.types() == ["replay_complete"]
         screen = render(b"".join(reader.checkpoints))
@@ -124,11 +125,22 @@ async def test_ring_wrap_replays_a_correct_checkpoint(start_host: HostFactory) -
     script = "seq 1 30000; printf '\\033[2J\\033[H\\033[1;31mFINAL\\033[0m screen'; exec cat"
     info = await host.create({"command": "sh", "args": ["-c", script]})
     terminal_id = str(info["id"])
+
+    # The whole script's output first: a snapshot taken mid-seq would describe an earlier
+    # screen than the replay's checkpoint.
+    async def final_screen() -> bool:
+        lines = (await host.snapshot(terminal_id))["lines"]
+        assert isinstance(lines, list)
+        return any("FINAL screen" in str(line) for line in lines)
+
+    await wait_for(final_screen, interval=0.05, what="the final screen")
     await wait_for_tail_at_least(host, terminal_id, 30000 * 6)
     snapshot = await host.snapshot(terminal_id)
     reader = await attach(host, terminal_id, cursor=0)
     replay = reader.attached["replay"]
-    assert replay["truncated"] is True and replay["available"] > 0  # type: ignore[index]
+    assert isinstance(replay, dict)
+    assert replay["truncated"] is True
+    assert replay["available"] > 0
     checkpoint = b"".join(reader.checkpoints)
     import base64
 
@@ -141,10 +153,10 @@ async def test_ring_wrap_replays_a_correct_checkpoint(start_host: HostFactory) -
 
 
 async def wait_for_tail_at_least(host: PtyHostClient, terminal_id: str, size: int) -> None:
-    deadline = asyncio.get_running_loop().time() + 15
-    while await tail_of(host, terminal_id) < size:
-        assert asyncio.get_running_loop().time() < deadline
-        await asyncio.sleep(0.05)
+    async def reached() -> bool:
+        return await tail_of(host, terminal_id) >= size
+
+    await wait_for(reached, what=f"a tail of at least {size}", interval=0.05)
 
 
 async def test_roles_takeover_and_reconnect(host: PtyHostClient) -> None:
@@ -236,7 +248,8 @@ async def test_exited_comes_after_every_byte(host: PtyHostClient) -> None:
     assert exited["final_offset"] == reader.cursor
     assert reader.output.endswith(b"20000\r\n")
     after = await host.get(str(info["id"]))
-    assert after["status"] == "exited" and after["exit_code"] == 3
+    assert after["status"] == "exited"
+    assert after["exit_code"] == 3
     late = await attach(host, str(info["id"]), cursor=0, takeover=True)
     await late.until_type("exited")
     assert bytes(late.output) == bytes(reader.output)
@@ -244,7 +257,9 @@ async def test_exited_comes_after_every_byte(host: PtyHostClient) -> None:
     assert "not running" in str((await late.until_type("error"))["message"])
 
 
-async def test_signal_exit_code(host: PtyHostClient) -> None:
+async def test_a_shell_killed_by_sigterm_exits_with_128_plus_the_signal(
+    host: PtyHostClient,
+) -> None:
     info = await host.create({"command": "sh", "args": ["-c", "kill -TERM $$"]})
     reader = await attach(host, str(info["id"]))
     assert (await reader.until_type("exited"))["exit_code"] == 128 + 15
@@ -265,8 +280,11 @@ async def test_slow_observer_is_resynchronised_never_stalls_the_controller(
     assert controller.cursor == await tail_of(host, terminal_id)
     assert controller.output.count(b"\n") >= 100000
     # The observer, never acking, was sent at most a window of bytes meanwhile.
-    while observer.attachment.next_ready() is not None:
-        pass
+    sent = observer.unacked  # what it read while attaching, never acknowledged
+    while (frame := observer.attachment.next_ready()) is not None:
+        if isinstance(frame, OutputFrame):
+            sent += len(frame.data)
+    assert 0 < sent <= FlowLimits.for_ring(64 * 1024).window_high
     observer.ack = True
     await observer.attachment.ack(64 * 1024 * 1024)
     resync = await observer.until_type("resync")
@@ -345,7 +363,8 @@ async def test_title_bell_foreground_and_host_events(host: PtyHostClient) -> Non
     finally:
         collector.cancel()
     kinds = [event["event"] for event in events]
-    assert kinds[0] == "created" and kinds[-1] == "deleted"
+    assert kinds[0] == "created"
+    assert kinds[-1] == "deleted"
     assert {"event": "exited", "id": terminal_id, "exit_code": 5} in events
     titles = [e["info"]["title"] for e in events if e["event"] == "updated"]  # type: ignore[index]
     assert "my title" in titles

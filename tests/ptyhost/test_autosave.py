@@ -15,7 +15,8 @@ import pytest
 from desktop.config import Settings
 from desktop.process.liveness import is_alive
 from desktop.ptyhost.hostfiles import read_host_registration
-from tests.ptyhost.conftest import SHELL, HostFactory, attach, wait_for
+from tests.support.host import SHELL, HostFactory, attach
+from tests.support.wait import wait_for
 
 INTERVAL = "0.3"
 
@@ -76,7 +77,8 @@ async def test_a_killed_host_comes_back_from_its_last_autosave_marked_recovered(
     assert set(infos) == {terminal_id}
     again = infos[terminal_id]
     assert again["revived"] == "recovered"
-    assert again["status"] == "running" and again["title"] == "kept"
+    assert again["status"] == "running"
+    assert again["title"] == "kept"
     assert again["cwd"] == str(tmp_path / "work")
     viewer = await attach(revived, terminal_id, cursor=0)
     await viewer.type_line("echo now-in-$(basename $PWD)")

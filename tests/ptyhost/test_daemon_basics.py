@@ -15,7 +15,7 @@ from desktop.process.registration import HostRegistration
 from desktop.ptyhost.client import PtyHostClient
 from desktop.ptyhost.hostfiles import read_host_registration
 from desktop.ptyhost.protocol import HEADER, PtyHostError, PtyHostUnavailable, encode_json
-from tests.ptyhost.conftest import SHELL, attach, shell
+from tests.support.host import SHELL, attach, shell
 
 
 async def test_registration_is_private_and_points_at_a_private_socket(
@@ -34,8 +34,11 @@ async def test_registration_is_private_and_points_at_a_private_socket(
 async def test_create_list_get_update_delete(host: PtyHostClient, tmp_path) -> None:  # type: ignore[no-untyped-def]
     info = await host.create({**SHELL, "cwd": str(tmp_path), "title": "t1", "group": "g"})
     assert str(info["id"]).startswith("pty_")
-    assert info["status"] == "running" and isinstance(info["pid"], int)
-    assert info["cwd"] == str(tmp_path) and info["title"] == "t1" and info["group"] == "g"
+    assert info["status"] == "running"
+    assert isinstance(info["pid"], int)
+    assert info["cwd"] == str(tmp_path)
+    assert info["title"] == "t1"
+    assert info["group"] == "g"
     assert info["size"] == {"cols": 80, "rows": 24}
     assert info["epoch"] == host.epoch
     assert [t["id"] for t in await host.list()] == [info["id"]]
@@ -45,7 +48,8 @@ async def test_create_list_get_update_delete(host: PtyHostClient, tmp_path) -> N
     updated = await host.update(
         terminal_id, {"title": "renamed", "size": {"cols": 100, "rows": 30}}
     )
-    assert updated["title"] == "renamed" and updated["size"] == {"cols": 100, "rows": 30}
+    assert updated["title"] == "renamed"
+    assert updated["size"] == {"cols": 100, "rows": 30}
     assert (await host.get(terminal_id))["title"] == "renamed"
     await host.delete(terminal_id)
     with pytest.raises(PtyHostError) as missing:
@@ -97,7 +101,8 @@ async def test_unknown_ids_and_bad_updates(host: PtyHostClient) -> None:
     ):
         with pytest.raises(PtyHostError) as missing:
             await call
-        assert missing.value.status == 404 and missing.value.type == "pty.not_found"
+        assert missing.value.status == 404
+        assert missing.value.type == "pty.not_found"
     info = await shell(host)
     terminal_id = str(info["id"])
     bad_changes: list[dict[str, object]] = [
@@ -193,7 +198,8 @@ async def test_garbage_after_the_hello_closes_only_that_connection(
     assert (await read_frame(reader))["type"] == "welcome"
     writer.write(encode_json({"id": 1, "op": "explode"}))
     answer = await read_frame(reader)
-    assert answer["ok"] is False and "Unknown operation" in str(answer["error"])
+    assert answer["ok"] is False
+    assert "Unknown operation" in str(answer["error"])
     writer.write(encode_json({"op": "list"}))  # no id: a protocol violation
     assert (await read_frame(reader))["type"] == "error"
     assert await asyncio.wait_for(reader.read(), 5) == b""
@@ -224,7 +230,7 @@ async def test_echo_through_an_attachment(host: PtyHostClient) -> None:
 
 async def test_delete_hangs_up_then_kills_after_two_seconds(host: PtyHostClient) -> None:
     from desktop.process.liveness import is_alive
-    from tests.ptyhost.conftest import wait_for
+    from tests.support.wait import wait_for
 
     stubborn = await host.create(
         {"command": "sh", "args": ["-c", "trap '' HUP; echo armed; while :; do sleep 0.05; done"]}

@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import re
-import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,20 +16,10 @@ from desktop.ptyhost.client import PtyHostClient
 from desktop.ptyhost.jobs import HEAD_KEEP
 from desktop.ptyhost.protocol import PtyHostError
 from desktop.ptyhost.validation import JOB_NOT_FOUND
-from tests.ptyhost.conftest import DEADLINE, HostFactory, attach, wait_for
+from tests.support.host import HostFactory, attach
+from tests.support.wait import DEADLINE, wait_for
 
 KEY = "job:ses_1:call_1"
-
-
-async def eventually(check: Callable[[], Awaitable[object]], what: str) -> None:
-    """Ask `check` until it answers truthy (each answer is a round trip to the host)."""
-    deadline = time.monotonic() + DEADLINE
-    while True:
-        if await check():
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.01)
 
 
 async def gone(host: PtyHostClient, key: str) -> bool:
@@ -67,7 +55,8 @@ async def test_a_second_start_with_the_same_key_returns_the_first_job_and_never_
     ids = {_job(answer)["terminal_id"] for answer in (first, second, third)}
     assert len(ids) == 1
     assert (tmp_path / "runs.txt").read_text() == "ran\n"
-    assert _job(third)["status"] == "exited" and _job(third)["exit_code"] == 0
+    assert _job(third)["status"] == "exited"
+    assert _job(third)["exit_code"] == 0
 
 
 async def test_the_same_key_with_another_command_is_a_conflict_not_a_second_run(
@@ -92,9 +81,11 @@ async def test_a_job_is_a_tab_in_its_sessions_group_marked_as_a_job(
         "call_id": "call_1",
         "command": "echo hi",
     }
-    assert tab["args"] == ["-c", "echo hi"] and tab["cwd"] == str(tmp_path)
+    assert tab["args"] == ["-c", "echo hi"]
+    assert tab["cwd"] == str(tmp_path)
     [job] = await host.job_list(session="ses_1")
-    assert job["key"] == KEY and job["terminal_id"] == tab["id"]
+    assert job["key"] == KEY
+    assert job["terminal_id"] == tab["id"]
     assert len(await host.job_list()) == 2
 
 
@@ -109,7 +100,8 @@ async def test_the_job_environment_is_non_interactive_without_the_api_key_and_st
     )
     text = (await run(host, command, tmp_path)).decode()
     assert "key=unset pager=cat git_pager=cat prompt=0 term=dumb" in text
-    assert "stdin-is-a-tty" in text and str(tmp_path) in text
+    assert "stdin-is-a-tty" in text
+    assert str(tmp_path) in text
     assert "sk-must-not-leak" not in text
 
 
@@ -123,7 +115,8 @@ async def test_a_job_reads_its_stdin_from_the_pty_while_other_requests_are_answe
     reader = await attach(host, str(_job(started)["terminal_id"]))
     await reader.type_line("answer")
     info = await asyncio.wait_for(waiting, DEADLINE)
-    assert info["status"] == "exited" and info["exit_code"] == 0
+    assert info["status"] == "exited"
+    assert info["exit_code"] == 0
     assert b"got-answer" in await output(host)
 
 
@@ -132,7 +125,8 @@ async def test_a_wait_with_within_returns_the_running_job_when_time_is_up(
 ) -> None:
     await host.job_start(KEY, "read never", str(tmp_path))
     info = await host.job_wait(KEY, within=0.1)
-    assert info["status"] == "running" and info["exit_code"] is None
+    assert info["status"] == "running"
+    assert info["exit_code"] is None
 
 
 async def test_timeout_kills_the_whole_process_group(host: PtyHostClient, tmp_path: Path) -> None:
@@ -169,8 +163,10 @@ async def test_a_long_output_keeps_its_head_although_the_ring_dropped_it(
     answer = await host.job_output(KEY, tail_bytes=8192)
     head = base64.b64decode(str(answer["head"]))
     tail = base64.b64decode(str(answer["tail"]))
-    assert len(head) == HEAD_KEEP and head.startswith(b"1\r\n2\r\n3\r\n")
-    assert len(tail) == 8192 and tail.endswith(b"99999\r\n100000\r\n")
+    assert len(head) == HEAD_KEEP
+    assert head.startswith(b"1\r\n2\r\n3\r\n")
+    assert len(tail) == 8192
+    assert tail.endswith(b"99999\r\n100000\r\n")
     total = len(b"".join(b"%d\r\n" % n for n in range(1, 100001)))
     assert answer["total"] == total
     assert answer["tail_start"] == total - 8192
@@ -182,7 +178,8 @@ async def test_a_short_output_comes_whole_with_nothing_dropped(
 ) -> None:
     await run(host, "printf 'one\\ntwo\\n'", tmp_path)
     answer = await host.job_output(KEY)
-    assert answer["head"] == "" and answer["dropped"] == 0
+    assert answer["head"] == ""
+    assert answer["dropped"] == 0
     assert base64.b64decode(str(answer["tail"])) == b"one\r\ntwo\r\n"
 
 
@@ -225,7 +222,8 @@ async def test_a_bad_job_start_is_refused_with_a_clear_error_and_creates_nothing
         await host.request("job_start", **params)
     assert refused.value.status == 400
     assert named in refused.value.message
-    assert await host.job_list() == [] and await host.list() == []
+    assert await host.job_list() == []
+    assert await host.list() == []
     assert list(work.iterdir()) == []
 
 
@@ -256,7 +254,8 @@ async def test_bad_job_requests_are_refused_and_change_nothing(
     before = await host.job_list()
     with pytest.raises(PtyHostError) as refused:
         await host.request(op, **params)
-    assert refused.value.status == status and named in refused.value.message
+    assert refused.value.status == status
+    assert named in refused.value.message
     assert await host.job_list() == before
 
 
@@ -269,10 +268,11 @@ async def test_a_finished_job_stays_until_collected_and_expires_only_after_that(
     await run(host, "echo b", tmp_path, key=other)
     collected = await host.job_collect(KEY)
     assert collected["collected"] is True
-    await eventually(lambda: gone(host, KEY), "the collected job to expire")
+    await wait_for(lambda: gone(host, KEY), what="the collected job to expire")
     # Collected after the other finished, yet gone first: time alone never drops a job.
     kept = await host.job_get(other)
-    assert kept["status"] == "exited" and kept["collected"] is False
+    assert kept["status"] == "exited"
+    assert kept["collected"] is False
     assert [tab["job"] for tab in await host.list()] == [
         {"key": other, "session_id": "ses_1", "call_id": "call_2", "command": "echo b"}
     ]
@@ -293,7 +293,8 @@ async def test_remove_refuses_a_running_job_and_a_session_removal_stops_its_jobs
     await wait_for(lambda: not is_alive(pid), what="the removed job's process to end")
     await host.job_wait("job:ses_2:call_1")
     assert await host.job_remove("job:ses_2:call_1") == {"removed": 1}
-    assert await host.job_list() == [] and await host.list() == []
+    assert await host.job_list() == []
+    assert await host.list() == []
 
 
 async def test_closing_a_jobs_tab_kills_the_command_but_keeps_its_result(
@@ -304,7 +305,8 @@ async def test_closing_a_jobs_tab_kills_the_command_but_keeps_its_result(
     await reader.until_output(b"before\r\n")
     await host.delete(str(_job(started)["terminal_id"]))
     info = await asyncio.wait_for(host.job_wait(KEY), DEADLINE)
-    assert info["status"] == "exited" and info["reason"] == "killed"
+    assert info["status"] == "exited"
+    assert info["reason"] == "killed"
     assert b"before" in await output(host)
     assert await host.list() == []
 

@@ -10,7 +10,8 @@ from typing import cast
 from desktop.config import Settings
 from desktop.process.liveness import is_alive
 from desktop.ptyhost.hostfiles import read_host_registration
-from tests.ptyhost.conftest import SHELL, HostFactory, attach, host_settings, wait_for
+from tests.support.host import SHELL, HostFactory, attach, host_settings
+from tests.support.wait import wait_for
 
 
 async def test_shutdown_saves_and_the_next_host_revives(
@@ -41,7 +42,8 @@ async def test_shutdown_saves_and_the_next_host_revives(
     by_id = {info["id"]: info for info in await revived.list()}
     assert set(by_id) == {shell_info["id"], cat_info["id"]}
     new_shell = by_id[shell_info["id"]]
-    assert new_shell["status"] == "running" and new_shell["pid"] != shell_info["pid"]
+    assert new_shell["status"] == "running"
+    assert new_shell["pid"] != shell_info["pid"]
     assert new_shell["cwd"] == str(tmp_path / "sub dir")
     assert new_shell["title"] == "my shell"
     reader = await attach(revived, str(shell_info["id"]), cursor=0)
@@ -51,7 +53,8 @@ async def test_shutdown_saves_and_the_next_host_revives(
     assert output.index(b"before-quit") < output.index(b"restored") < output.index(b"revived-in")
 
     old_cat = by_id[cat_info["id"]]
-    assert old_cat["status"] == "exited" and old_cat["group"] == "tools"
+    assert old_cat["status"] == "exited"
+    assert old_cat["group"] == "tools"
     snapshot = await revived.snapshot(str(cat_info["id"]))
     assert "catline" in cast(list[str], snapshot["lines"])
     viewer = await attach(revived, str(cat_info["id"]), cursor=0)

@@ -276,7 +276,7 @@ def _check_recording(output: bytes, cols: int, rows: int, seed: int = 0) -> None
         assert_exact(model, reference)
 
 
-def test_ls_color(tmp_path: Path) -> None:
+def test_ls_color_output_renders_exactly_like_the_reference(tmp_path: Path) -> None:
     for name in ["plain.txt", "script.sh", "archive.tar.gz", "dir", "link", "日本語.txt"]:
         (tmp_path / name).write_text("x")
     (tmp_path / "script.sh").chmod(0o755)
@@ -289,13 +289,13 @@ def test_ls_color(tmp_path: Path) -> None:
     _check_recording(output, 100, 30)
 
 
-def test_seq() -> None:
+def test_a_hundred_thousand_scrolled_lines_render_exactly_like_the_reference() -> None:
     output = run(["seq", "1", "100000"], cols=80, rows=24)
     assert output.endswith(b"100000\r\n")
     _check_recording(output, 80, 24)
 
 
-def test_git_log_color(tmp_path: Path) -> None:
+def test_git_log_graph_in_colour_renders_exactly_like_the_reference(tmp_path: Path) -> None:
     env = ["git", "-c", "user.name=T", "-c", "user.email=t@example.com", "-C", str(tmp_path)]
     run(["git", "init", "-q", str(tmp_path)])
     for i in range(30):
@@ -311,7 +311,7 @@ def test_git_log_color(tmp_path: Path) -> None:
     _check_recording(output, 90, 20)
 
 
-def test_vim_session(tmp_path: Path) -> None:
+def test_vim_on_the_alternate_screen_renders_exactly_at_every_step(tmp_path: Path) -> None:
     """vim: alternate screen, cursor addressing, colours, scroll regions; on exit the shell
     screen is back."""
     path = tmp_path / "example.py"
@@ -331,7 +331,8 @@ def test_vim_session(tmp_path: Path) -> None:
         checkpoints.append(bytes(capture.output))
     capture.send(b":q!\r")
     output = capture.finish()
-    assert b"\x1b[?1049h" in output and b"\x1b[?1049l" in output
+    assert b"\x1b[?1049h" in output
+    assert b"\x1b[?1049l" in output
     for partial in checkpoints:
         model = ScreenModel(80, 24)
         model.feed(partial)
@@ -341,7 +342,7 @@ def test_vim_session(tmp_path: Path) -> None:
     _check_recording(b"shell prompt $ vim example.py\r\n" + output, 80, 24)
 
 
-def test_less_session(tmp_path: Path) -> None:
+def test_less_paging_renders_exactly_like_the_reference(tmp_path: Path) -> None:
     path = tmp_path / "text.txt"
     path.write_text("".join(f"line {i} \x1b[31mred\x1b[0m end\n" for i in range(200)))
     capture = Capture(["less", "-R", str(path)], 60, 15)
@@ -828,14 +829,15 @@ def test_checkpoint_of_awkward_states(output: str) -> None:
         assert_exact(model, Reference(cols, 3).feed(output.encode()))
 
 
-def test_checkpoint_format() -> None:
+def test_a_checkpoint_resets_then_restores_modes_and_holds_each_glyph_once() -> None:
     model = ScreenModel(10, 3)
     model.feed("ab日\x1b[41mc\x1b[?1049h\x1b[1;10Hz\x1b[?25l".encode())
     checkpoint = model.checkpoint()
     assert checkpoint.startswith(b"\x1bc")
     assert b"\x1b[?1049h" in checkpoint
     assert checkpoint.endswith(b"\x1b[?25l") or b"\x1b[?25l" in checkpoint
-    assert "日".encode() in checkpoint and checkpoint.count("日".encode()) == 1
+    assert "日".encode() in checkpoint
+    assert checkpoint.count("日".encode()) == 1
     checkpoint.decode("utf-8")
 
 
@@ -860,7 +862,7 @@ def test_bad_feed_and_catch_up_arguments_change_nothing() -> None:
     model.feed(b"hello")
     with pytest.raises(TypeError):
         model.feed("text")  # type: ignore[arg-type]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="max_bytes must be None or a non-negative int"):
         model.catch_up(-1)
     assert model.pending_bytes == 5
     assert model.snapshot()[0][0] == "hello"

@@ -1,8 +1,11 @@
-"""An in-process service (real aiohttp app on a real socket) for route tests."""
+"""An in-process service (real aiohttp app on a real socket) for route tests.
+
+TOKEN and ClientFactory (tests/support/app.py) stay importable from here for route tests
+written before the move."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -10,10 +13,8 @@ from aiohttp.test_utils import TestClient
 
 from desktop.config import Settings
 from desktop.server.app import create_app
-
-TOKEN = "t" * 43
-
-ClientFactory = Callable[..., Awaitable[TestClient]]
+from tests.support.app import TOKEN, ClientFactory
+from tests.support.host import stop_host
 
 
 @pytest.fixture
@@ -26,3 +27,13 @@ async def client(aiohttp_client: ClientFactory, settings: Settings, web_dist: Pa
 @pytest.fixture
 def auth() -> dict[str, str]:
     return {"Authorization": f"Bearer {TOKEN}"}
+
+
+@pytest.fixture
+async def api(client: TestClient, settings: Settings) -> AsyncIterator[TestClient]:
+    """The service's test client; the PTY host it starts is stopped afterwards."""
+    yield client
+    await stop_host(settings)
+
+
+__all__ = ["TOKEN", "ClientFactory", "api", "auth", "client"]

@@ -8,7 +8,7 @@ from pathlib import Path
 from aiohttp.test_utils import TestClient
 
 from desktop.server.auth import COOKIE_NAME, load_or_create_token
-from tests.server.conftest import TOKEN
+from tests.support.app import TOKEN
 
 
 async def test_api_requires_a_token(client: TestClient) -> None:

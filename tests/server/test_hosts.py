@@ -11,7 +11,7 @@ from aiohttp.test_utils import TestClient
 from desktop.config import Settings
 from desktop.server.app import create_app
 from desktop.server.hosts import HostPolicy, host_name
-from tests.server.conftest import TOKEN, ClientFactory
+from tests.support.app import TOKEN, ClientFactory
 
 
 @pytest.mark.parametrize(

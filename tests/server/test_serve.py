@@ -12,7 +12,7 @@ import time
 import urllib.request
 
 from desktop.config import Settings
-from tests.conftest import wait_until
+from tests.support.wait import wait_until
 
 
 def start_serve(settings: Settings, *extra: str) -> tuple[subprocess.Popen[str], dict[str, object]]:

@@ -33,9 +33,11 @@ async def test_a_created_session_is_listed_fetched_renamed_and_shaped_as_the_api
         "time",
         "permission_mode",
     }
-    assert session["title"] == "Work" and session["status"] == "idle"
+    assert session["title"] == "Work"
+    assert session["status"] == "idle"
     real = await asyncio.to_thread(os.path.realpath, tmp_path)
-    assert session["directory"] == real and session["parent_id"] is None
+    assert session["directory"] == real
+    assert session["parent_id"] is None
     listed = (await (await client.get("/api/session", headers=auth)).json())["data"]
     assert [s["id"] for s in listed] == [session["id"]]
     got = await client.get(f"/api/session/{session['id']}", headers=auth)
@@ -72,7 +74,9 @@ async def test_delete_removes_messages_events_inbox_and_children(
         assert missing.status == 404
         assert (await missing.json())["error"]["type"] == "session.not_found"
     counts = await table_counts(client.app)
-    assert counts["session"] == 1 and counts["message"] == 0 and counts["inbox"] == 0
+    assert counts["session"] == 1
+    assert counts["message"] == 0
+    assert counts["inbox"] == 0
     # The other session's creation plus one tombstone of the deleted one.
     assert counts["event"] == 2
     again = await client.delete(f"/api/session/{parent['id']}", headers=auth)
@@ -93,7 +97,8 @@ async def test_prompt_records_a_user_message_and_an_inbox_row(
     message_id = (await response.json())["data"]["message_id"]
     got = await client.get(f"/api/session/{session['id']}/message/{message_id}", headers=auth)
     body = await got.json()
-    assert body["data"]["type"] == "user" and body["data"]["text"] == "do it"
+    assert body["data"]["type"] == "user"
+    assert body["data"]["text"] == "do it"
     assert body["seq"] == 2
     from desktop.server.appkeys import STORE
     from desktop.store import sessions as q
@@ -117,7 +122,8 @@ async def test_message_pages_walk_back_with_stable_cursors(
     url = f"/api/session/{sid}/message"
     latest = await (await client.get(url + "?limit=3", headers=auth)).json()
     assert [m["id"] for m in latest["data"]] == ["m4", "m5", "m6"]
-    assert latest["cursor"]["next"] is None and latest["seq"] == 8
+    assert latest["cursor"]["next"] is None
+    assert latest["seq"] == 8
     # New messages arriving meanwhile do not shift the older pages.
     await publish_app(
         client.app, sid, ("session.prompted", {"message_id": "m7", "text": "7", "mode": "queue"})
@@ -137,7 +143,8 @@ async def test_message_pages_walk_back_with_stable_cursors(
     assert [m["id"] for m in newer["data"]] == ["m4", "m5", "m6"]
     assert newer["cursor"]["next"] is not None
     tail = await (await client.get(url + f"?after={newer['cursor']['next']}", headers=auth)).json()
-    assert [m["id"] for m in tail["data"]] == ["m7"] and tail["cursor"]["next"] is None
+    assert [m["id"] for m in tail["data"]] == ["m7"]
+    assert tail["cursor"]["next"] is None
 
 
 async def test_the_log_lists_a_sessions_events_in_seq_order_after_a_seq(
@@ -154,7 +161,8 @@ async def test_the_log_lists_a_sessions_events_in_seq_order_after_a_seq(
     )
     full = (await (await client.get(f"/api/session/{sid}/log", headers=auth)).json())["data"]
     assert [e["seq"] for e in full] == [1, 2, 3, 4]
-    assert full[0]["type"] == "session.created" and full[-1]["type"] == "session.step.ended"
+    assert full[0]["type"] == "session.created"
+    assert full[-1]["type"] == "session.step.ended"
     assert set(full[0]) == {
         "id",
         "position",
@@ -236,7 +244,8 @@ async def test_bad_input_is_a_clear_4xx_and_writes_nothing(
     )
     assert response.status == status, await response.text()
     error = (await response.json())["error"]
-    assert error["type"] == kind and error["message"]
+    assert error["type"] == kind
+    assert error["message"]
     assert await table_counts(client.app) == before
 
 

@@ -10,7 +10,7 @@ from aiohttp.test_utils import TestClient
 
 from desktop.config import Settings
 from desktop.server.app import create_app
-from tests.server.conftest import TOKEN, ClientFactory
+from tests.support.app import TOKEN, ClientFactory
 from tests.support.sessions import table_counts
 from tests.support.sse import next_event
 

@@ -54,18 +54,21 @@ async def test_patch_replaces_content_through_a_durable_projected_event(
         },
     ]
     status, body = await patch(client, auth, sid, MID, {"content": content})
-    assert status == 200 and body["data"]["content"] == content
+    assert status == 200
+    assert body["data"]["content"] == content
     assert body["seq"] == 5  # created, started, text, ended, updated
     one = await (await client.get(f"/api/session/{sid}/message/{MID}", headers=auth)).json()
     assert one["data"]["content"] == content
     page = await (await client.get(f"/api/session/{sid}/message", headers=auth)).json()
-    assert page["data"][0]["id"] == MID and page["data"][0]["content"] == content
+    assert page["data"][0]["id"] == MID
+    assert page["data"][0]["content"] == content
     events = (await (await client.get(f"/api/session/{sid}/log", headers=auth)).json())["data"]
     assert events[-1]["type"] == "session.message.content.updated"
     assert events[-1]["aggregate_id"] == sid
     assert events[-1]["data"] == {"message_id": MID, "content": content}
     status, body = await patch(client, auth, sid, MID, {"content": []})
-    assert status == 200 and body["data"]["content"] == []
+    assert status == 200
+    assert body["data"]["content"] == []
 
 
 async def test_patched_content_replays_into_a_fresh_projection(
@@ -83,7 +86,8 @@ async def test_patched_content_replays_into_a_fresh_projection(
     from desktop.store import sessions as q
 
     found = q.message(target.connection(), MID)
-    assert found is not None and found[1]["content"] == content
+    assert found is not None
+    assert found[1]["content"] == content
 
 
 async def test_missing_and_cross_session_messages_are_404(

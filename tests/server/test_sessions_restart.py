@@ -20,12 +20,12 @@ import aiohttp
 
 from desktop.config import Settings
 from desktop.store.migrations import MIGRATIONS
-from tests.conftest import wait_until
-from tests.support.serve import Served, serve
+from tests.support.service import Service, serve
 from tests.support.sse import durable_events, next_event
+from tests.support.wait import wait_until
 
 
-def post(served: Served, path: str, body: object, timeout: float = 5) -> Any:
+def post(served: Service, path: str, body: object, timeout: float = 5) -> Any:
     request = urllib.request.Request(
         served.url + path,
         data=json.dumps(body).encode(),
@@ -94,14 +94,15 @@ def test_a_newer_database_stops_desk_serve_with_a_clear_message(settings: Settin
         env={**os.environ, "DESK_DATA_DIR": str(settings.data_dir)},
     )
     assert result.returncode == 3
-    assert "newer than this Desk" in result.stderr and "Traceback" not in result.stderr
+    assert "newer than this Desk" in result.stderr
+    assert "Traceback" not in result.stderr
     assert path.read_bytes() == before
 
 
 class Writer(threading.Thread):
     """Appends events to one service until the service dies; records what was acknowledged."""
 
-    def __init__(self, served: Served, sessions: list[str], start: int) -> None:
+    def __init__(self, served: Service, sessions: list[str], start: int) -> None:
         super().__init__(daemon=True)
         self.served = served
         self.sessions = sessions

@@ -31,14 +31,18 @@ async def test_durable_events_arrive_with_their_position_as_id(
 ) -> None:
     stream = await client.get("/api/event", headers=auth)
     connected = await next_event(stream)
-    assert connected.type == "server.connected" and connected.properties["position"] == 0
+    assert connected.type == "server.connected"
+    assert connected.properties["position"] == 0
     sid = await new_session(client, auth)
     [created] = await durable_events(stream, 1)
-    assert created.type == "session.created" and created.id == 1
-    assert created.properties["session_id"] == sid and created.properties["seq"] == 1
+    assert created.type == "session.created"
+    assert created.id == 1
+    assert created.properties["session_id"] == sid
+    assert created.properties["seq"] == 1
     [event] = await publish_app(client.app, sid, prompt(1))
     [live] = await durable_events(stream, 1)
-    assert live.id == event.position and live.properties == event.to_json()
+    assert live.id == event.position
+    assert live.properties == event.to_json()
     stream.close()
 
 
@@ -113,7 +117,8 @@ async def test_a_position_this_database_never_gave_is_answered_with_resync(
     stream = await client.get("/api/event?after=999", headers=auth)
     await next_event(stream)
     resync = await next_event(stream)
-    assert resync.type == "server.resync" and resync.properties["reason"] == "unknown_position"
+    assert resync.type == "server.resync"
+    assert resync.properties["reason"] == "unknown_position"
     assert await stream_ended(stream)
 
 

@@ -13,48 +13,28 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from desktop.server.terminals import TICKETS
-from tests.server import conftest_terminals
-from tests.server.conftest import TOKEN
-from tests.server.conftest_terminals import SHELL, WsReader
+from tests.support.app import TOKEN
+from tests.support.host import SHELL
+from tests.support.terminals import AUTH, connect, create, error_of
+from tests.support.websocket import WsReader
 
-api = conftest_terminals.api  # the fixture, shared through an explicit import
-
-AUTH = {"Authorization": f"Bearer {TOKEN}"}
 INFO_FIELDS = {
     "id", "title", "command", "args", "cwd", "group", "status", "exit_code", "pid",
     "foreground_process", "size", "output", "epoch", "created", "revived",
 }  # fmt: skip
 
 
-async def create(api: TestClient, **body: Any) -> dict[str, Any]:
-    response = await api.post("/api/pty", json={**SHELL, **body}, headers=AUTH)
-    assert response.status == 201, await response.text()
-    data: dict[str, Any] = (await response.json())["data"]
-    return data
-
-
-async def connect(api: TestClient, terminal_id: str, ack: bool = True, **query: str) -> WsReader:
-    socket = await api.ws_connect(f"/api/pty/{terminal_id}/connect", params=query, headers=AUTH)
-    reader = WsReader(socket, ack=ack)
-    await reader.settle_replay()
-    return reader
-
-
-async def error_of(response: aiohttp.ClientResponse) -> dict[str, Any]:
-    body = await response.json()
-    assert set(body) == {"error"}
-    error: dict[str, Any] = body["error"]
-    assert set(error) == {"type", "message"} and error["message"]
-    return error
-
-
-async def test_rest_lifecycle(api: TestClient, tmp_path: Path) -> None:
+async def test_a_terminal_is_created_listed_patched_snapshotted_and_deleted_over_rest(
+    api: TestClient, tmp_path: Path
+) -> None:
     info = await create(
         api, cwd=str(tmp_path), title="build", group="g1", size={"cols": 90, "rows": 20}
     )
     assert set(info) == INFO_FIELDS
-    assert info["status"] == "running" and info["exit_code"] is None
-    assert info["size"] == {"cols": 90, "rows": 20} and info["cwd"] == str(tmp_path)
+    assert info["status"] == "running"
+    assert info["exit_code"] is None
+    assert info["size"] == {"cols": 90, "rows": 20}
+    assert info["cwd"] == str(tmp_path)
     assert set(info["output"]) == {"head", "tail"}
     terminal_id = info["id"]
     listed = await (await api.get("/api/pty", headers=AUTH)).json()
@@ -142,7 +122,9 @@ async def test_connect_validation_happens_before_the_upgrade(api: TestClient) ->
     assert plain.status == 400
 
 
-async def test_tickets(api: TestClient) -> None:
+async def test_connect_tickets_need_the_own_origin_and_are_single_use_bound_and_expiring(
+    api: TestClient,
+) -> None:
     info = await create(api)
     other = await create(api)
     url = f"/api/pty/{info['id']}/connect-token"
@@ -160,7 +142,8 @@ async def test_tickets(api: TestClient) -> None:
     issued = await api.post(url, headers={**AUTH, "X-Desk-Ticket": "1", "Origin": own_origin})
     assert issued.status == 200
     data = (await issued.json())["data"]
-    assert data["expires_in"] == 60 and isinstance(data["ticket"], str)
+    assert data["expires_in"] == 60
+    assert isinstance(data["ticket"], str)
 
     path = f"/api/pty/{info['id']}/connect"
     socket = await api.ws_connect(path, params={"ticket": data["ticket"]})
@@ -201,14 +184,18 @@ async def test_tickets(api: TestClient) -> None:
     assert cookie_only.value.status == 403
 
 
-async def test_websocket_attachment_protocol(api: TestClient) -> None:
+async def test_websocket_attaches_echoes_resizes_and_refuses_garbage_and_observer_input(
+    api: TestClient,
+) -> None:
     info = await create(api)
     reader = await connect(api, info["id"], attachment_id="tab-1")
     attached = reader.attached
     assert set(attached) == {"type", "attachment_id", "role", "generation", "info", "replay"}
-    assert attached["attachment_id"] == "tab-1" and attached["role"] == "controller"
+    assert attached["attachment_id"] == "tab-1"
+    assert attached["role"] == "controller"
     assert set(attached["replay"]) == {"requested", "available", "end", "truncated"}
-    assert reader.kinds[0] == "attached" and "replay_complete" in reader.kinds
+    assert reader.kinds[0] == "attached"
+    assert "replay_complete" in reader.kinds
     await reader.type_line("echo ws-$((3*3))")
     await reader.until_output(b"ws-9\r\n")
     # Garbage text frames are answered with an error and change nothing.
@@ -289,7 +276,8 @@ async def test_terminal_events_reach_the_event_bus(api: TestClient) -> None:
 
     await asyncio.wait_for(collect(), 15)
     types = [event["type"] for event in seen]
-    assert types[0] == "pty.created" and seen[0]["properties"]["info"]["id"] == info["id"]
+    assert types[0] == "pty.created"
+    assert seen[0]["properties"]["info"]["id"] == info["id"]
     assert {"type": "pty.exited", "properties": {"id": info["id"], "exit_code": 4}} in seen
     assert any(
         e["type"] == "pty.updated" and e["properties"]["info"]["title"] == "named" for e in seen

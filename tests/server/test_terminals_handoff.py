@@ -8,10 +8,12 @@ what it adds: a tab keeps its socket while the service is killed."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
 import struct
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -21,14 +23,12 @@ from aiohttp.test_utils import TestClient
 from desktop.config import Settings
 from desktop.ptyhost.handoff import handoff_path
 from desktop.ptyhost.hostfiles import read_host_registration
-from tests.ptyhost.conftest import stop_host
-from tests.server import conftest_terminals
-from tests.server.conftest import TOKEN
-from tests.server.conftest_terminals import WsReader
-from tests.server.test_terminals import AUTH, connect, create
-from tests.server.test_terminals_restart import kill, start_service
-
-api = conftest_terminals.api  # the fixture, shared through an explicit import
+from tests.support.app import TOKEN
+from tests.support.host import stop_host
+from tests.support.service import Service, serve
+from tests.support.terminals import AUTH, connect, create
+from tests.support.wait import wait_for
+from tests.support.websocket import WsReader
 
 FLOOD = 20_000_000
 TYPED = b"typed-after-the-kill\r\n"
@@ -41,39 +41,40 @@ async def test_a_tab_keeps_its_websocket_and_its_output_across_a_kill_9_of_the_s
         "read go; i=0; while [ $i -lt 200 ]; do echo tick$i; i=$((i+1)); sleep 0.01; done; "
         "echo FINISHED; exec cat"
     )
-    service, ready = await start_service()
-    second: asyncio.subprocess.Process | None = None
+    service = serve(settings, test_hooks=False)
+    second: Service | None = None
     try:
-        headers = {"Authorization": f"Bearer {ready['token']}"}
+        headers = {"Authorization": f"Bearer {service.token}"}
         async with aiohttp.ClientSession(headers=headers) as session:
             created = await session.post(
-                f"{ready['url']}/api/pty", json={"command": "sh", "args": ["-c", script]}
+                f"{service.url}/api/pty", json={"command": "sh", "args": ["-c", script]}
             )
             info = (await created.json())["data"]
-            url = f"{ready['url']}/api/pty/{info['id']}/connect".replace("http", "ws", 1)
+            url = f"{service.url}/api/pty/{info['id']}/connect".replace("http", "ws", 1)
             reader = WsReader(await session.ws_connect(url, params={"cursor": "0"}))
             await reader.settle_replay()
             await reader.socket.send_bytes(b"\r")
             await reader.until_output(b"tick10\r\n")
 
-            await kill(service)  # kill -9: the service is gone, the socket is not
+            service.kill()  # kill -9: the service is gone, the socket is not
             await reader.until_output(b"FINISHED\r\n", within=30)
-            assert not reader.closed and not reader.socket.closed
+            assert not reader.closed
+            assert not reader.socket.closed
             await reader.type_line("typed-after-the-kill")
             # The terminal's echo, then cat's copy of the line.
             await reader.until(lambda r: r.output.count(TYPED) == 2, what="the typed line")
 
             # Every byte exactly once: the same stream as a fresh replay from offset 0.
-            second, ready2 = await start_service()
-            url2 = f"{ready2['url']}/api/pty/{info['id']}/connect".replace("http", "ws", 1)
+            second = serve(settings, test_hooks=False)
+            url2 = f"{second.url}/api/pty/{info['id']}/connect".replace("http", "ws", 1)
             whole = WsReader(await session.ws_connect(url2, params={"role": "observer"}))
             await whole.until(lambda r: r.output.count(TYPED) == 2, what="the typed line")
             assert bytes(reader.output) == bytes(whole.output)
             assert bytes(reader.output).count(b"tick199\r\n") == 1
     finally:
-        await kill(service)
+        service.kill()
         if second is not None:
-            await kill(second)
+            second.kill()
         await stop_host(settings)
 
 
@@ -218,6 +219,16 @@ async def test_text_garbage_on_a_handed_off_socket_gets_error_frames_and_changes
     await reader.until_output(b"fine\r\n")
 
 
+def open_files(pid: int) -> set[str]:
+    """What the descriptors of process `pid` point at (`socket:[inode]` for sockets)."""
+    fds = Path(f"/proc/{pid}/fd")
+    found = set()
+    for fd in fds.iterdir():
+        with contextlib.suppress(FileNotFoundError):  # closed while we looked
+            found.add(os.readlink(fd))
+    return found
+
+
 async def test_the_handoff_socket_takes_nothing_without_the_secret(
     api: TestClient, settings: Settings
 ) -> None:
@@ -236,11 +247,16 @@ async def test_the_handoff_socket_takes_nothing_without_the_secret(
         answer = json.loads(link.recv(65536))
     finally:
         link.close()
-    assert answer["ok"] is False and answer["error"]["type"] == "auth.failed"
+    assert answer["ok"] is False
+    assert answer["error"]["type"] == "auth.failed"
     got = await (await api.get(f"/api/pty/{info['id']}", headers=AUTH)).json()
     assert got["data"]["status"] == "running"
     # The host wrote nothing on the socket it was offered and kept no copy of it.
     victim.settimeout(0.5)
     with pytest.raises(TimeoutError):
         victim.recv(1)
+    offered = f"socket:[{os.fstat(victim.fileno()).st_ino}]"
+    await wait_for(
+        lambda: offered not in open_files(registration.pid), what="the host to drop the socket"
+    )
     victim.close()

@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
-import json
-import os
-import signal
-import subprocess
-import sys
-from typing import Any
-
 import aiohttp
 
 from desktop.config import Settings
 from desktop.ptyhost.hostfiles import read_host_registration
-from tests.ptyhost.conftest import stop_host
-from tests.server.conftest_terminals import WsReader
+from tests.support.host import stop_host
+from tests.support.service import Service, serve
+from tests.support.websocket import WsReader
 
 SCRIPT = (
     "read go; i=0; while [ $i -lt 300 ]; do echo tick$i; i=$((i+1)); sleep 0.01; done; "
@@ -23,35 +16,18 @@ SCRIPT = (
 )
 
 
-async def start_service() -> tuple[asyncio.subprocess.Process, dict[str, Any]]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "desktop", "serve", "--port", "0",
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=dict(os.environ),
-    )  # fmt: skip
-    assert process.stdout is not None
-    line = await asyncio.wait_for(process.stdout.readline(), 30)
-    assert line, "desk serve printed nothing"
-    return process, json.loads(line)
-
-
-async def kill(process: asyncio.subprocess.Process) -> None:
-    if process.returncode is None:
-        process.send_signal(signal.SIGKILL)
-    await process.wait()
-
-
 async def test_reconnect_after_service_kill_9_replays_missed_output(settings: Settings) -> None:
-    first, ready = await start_service()
-    second: asyncio.subprocess.Process | None = None
+    first = serve(settings, test_hooks=False)
+    second: Service | None = None
     try:
-        headers = {"Authorization": f"Bearer {ready['token']}"}
+        headers = {"Authorization": f"Bearer {first.token}"}
         async with aiohttp.ClientSession(headers=headers) as session:
             created = await session.post(
-                f"{ready['url']}/api/pty", json={"command": "sh", "args": ["-c", SCRIPT]}
+                f"{first.url}/api/pty", json={"command": "sh", "args": ["-c", SCRIPT]}
             )
             assert created.status == 201
             info = (await created.json())["data"]
-            ws_url = f"{ready['url']}/api/pty/{info['id']}/connect".replace("http", "ws", 1)
+            ws_url = f"{first.url}/api/pty/{info['id']}/connect".replace("http", "ws", 1)
             socket = await session.ws_connect(ws_url, params={"cursor": "0"})
             reader = WsReader(socket)
             await reader.settle_replay()
@@ -61,13 +37,14 @@ async def test_reconnect_after_service_kill_9_replays_missed_output(settings: Se
             seen = bytes(reader.output)
             host_pid = read_host_registration(settings).pid  # type: ignore[union-attr]
 
-            await kill(first)  # kill -9: no cleanup at all
-            second, ready2 = await start_service()
-            url2 = str(ready2["url"])
+            first.kill()  # kill -9: no cleanup at all
+            second = serve(settings, test_hooks=False)
+            url2 = second.url
             again = await session.get(f"{url2}/api/pty/{info['id']}")
             assert again.status == 200
             info2 = (await again.json())["data"]
-            assert info2["pid"] == info["pid"] and info2["epoch"] == info["epoch"]
+            assert info2["pid"] == info["pid"]
+            assert info2["epoch"] == info["epoch"]
             assert read_host_registration(settings).pid == host_pid  # type: ignore[union-attr]
 
             ws_url2 = f"{url2}/api/pty/{info['id']}/connect".replace("http", "ws", 1)
@@ -86,7 +63,7 @@ async def test_reconnect_after_service_kill_9_replays_missed_output(settings: Se
             assert seen + bytes(resumed.output) == bytes(whole.output)
             assert bytes(whole.output).count(b"tick299\r\n") == 1
     finally:
-        await kill(first)
+        first.kill()
         if second is not None:
-            await kill(second)
+            second.kill()
         await stop_host(settings)

@@ -159,7 +159,9 @@ async def test_asset_of_a_later_build_is_served(client: TestClient, web_dist: Pa
     assert response.headers["Cache-Control"] == IMMUTABLE
 
 
-async def test_revalidation_and_head(client: TestClient) -> None:
+async def test_an_etag_revalidates_to_304_and_head_sends_the_length_without_a_body(
+    client: TestClient,
+) -> None:
     first = await client.get("/")
     etag = first.headers["ETag"]
     again = await client.get("/workspace/x", headers={"If-None-Match": etag})

@@ -76,7 +76,8 @@ async def test_one_failing_request_in_a_batch_is_rolled_back_alone(bus: DurableB
     results = await asyncio.gather(good, bad, also_good, return_exceptions=True)
     assert isinstance(results[1], SessionError)
     assert results[1].type == "session.message_not_found"
-    assert not isinstance(results[0], BaseException) and not isinstance(results[2], BaseException)
+    assert not isinstance(results[0], BaseException)
+    assert not isinstance(results[2], BaseException)
     assert await count(bus, "event") == 3  # created + two good ones; no seq gap
     assert [e.seq for e in results[2]] == [3]
     assert await count(bus, "message") == 1
@@ -90,7 +91,8 @@ async def test_ephemeral_events_are_broadcast_and_never_stored(bus: DurableBus) 
     before = await count(bus, "event")
     bus.broadcast("ses_c", "session.text.delta", {"message_id": "m", "delta": "tok"})
     position, frame = sub.queue.get_nowait()
-    assert position is None and not frame.startswith(b"id:")
+    assert position is None
+    assert not frame.startswith(b"id:")
     payload = json.loads(frame.split(b"data: ", 1)[1])
     assert payload == {
         "type": "session.text.delta",
@@ -108,14 +110,16 @@ async def test_a_subscriber_that_cannot_keep_up_is_cut_off_with_a_resync(bus: Du
         bus.broadcast("ses_d", "session.text.delta", {"message_id": "m", "delta": str(i)})
     assert slow.queue.qsize() == 1  # bounded: only the final frame is kept
     frames = [frame async for _, frame in slow.items(heartbeat=5)]
-    assert len(frames) == 1 and b"server.resync" in frames[0]
+    assert len(frames) == 1
+    assert b"server.resync" in frames[0]
     assert bus.fanout.subscriber_count == 0
 
 
 async def test_publish_waits_for_the_commit_and_the_rows_are_there(bus: DurableBus) -> None:
     await create(bus, "ses_e")
     [event] = await bus.publish(draft("ses_e", *started("m1")))
-    assert event.type == "session.step.started" and event.aggregate_id == "ses_e"
+    assert event.type == "session.step.started"
+    assert event.aggregate_id == "ses_e"
     assert await count(bus, "message") == 1
 
 
@@ -138,7 +142,8 @@ async def test_a_projection_bug_fails_only_its_own_request(
         return_exceptions=True,
     )
     assert isinstance(results[1], RuntimeError)
-    assert not isinstance(results[0], BaseException) and not isinstance(results[2], BaseException)
+    assert not isinstance(results[0], BaseException)
+    assert not isinstance(results[2], BaseException)
     assert await count(bus, "event") == before + 2
     lone = bus.publish(draft("ses_f", "session.reasoning", {"message_id": "m1", "text": "z"}))
     with pytest.raises(RuntimeError):

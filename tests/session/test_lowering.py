@@ -143,7 +143,8 @@ def test_duplicate_and_empty_ids_become_unique_and_stay_paired() -> None:
     ]
     lowered = lower_messages(history)
     ids = [c["id"] for m in lowered if m["role"] == "assistant" for c in m["tool_calls"]]
-    assert len(set(ids)) == 4 and ids[0] == "dup"
+    assert len(set(ids)) == 4
+    assert ids[0] == "dup"
     accepted_by_both(lowered, mistral=False)
 
 
@@ -153,7 +154,8 @@ def test_mistral_ids_are_nine_alphanumerics_mapped_deterministically() -> None:
     first, second = lower_messages(history, options), lower_messages(history, options)
     assert first == second
     ids = [c["id"] for c in first[1]["tool_calls"]]
-    assert all(MISTRAL_TOOL_CALL_ID.match(i) for i in ids) and len(set(ids)) == 2
+    assert all(MISTRAL_TOOL_CALL_ID.match(i) for i in ids)
+    assert len(set(ids)) == 2
     assert [m["tool_call_id"] for m in first[2:4]] == ids
     # no user right after a tool message: an assistant turn bridges them
     assert first[4] == {"role": "assistant", "content": "Done."}

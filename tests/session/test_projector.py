@@ -55,17 +55,21 @@ def test_a_whole_session_life_projects_to_the_api_message_shapes(store: Store) -
     user, synthetic, assistant, failed = messages(store)
     assert user == {"id": "msg_u", "type": "user", "text": "hello", "time": user["time"]}
     assert synthetic["type"] == "synthetic"
-    assert synthetic["description"] == "job" and synthetic["metadata"] == {}
+    assert synthetic["description"] == "job"
+    assert synthetic["metadata"] == {}
     assert assistant["type"] == "assistant"
     assert assistant["content"] == [{"type": "text", "text": "edited"}]
-    assert assistant["finish"] == "stop" and assistant["cost"] == 0.5
+    assert assistant["finish"] == "stop"
+    assert assistant["cost"] == 0.5
     assert assistant["model"] == {"id": "model-1", "provider_id": "provider-1"}
     times = assistant["time"]
-    assert isinstance(times, dict) and {"created", "streamed", "completed"} <= set(times)
+    assert isinstance(times, dict)
+    assert {"created", "streamed", "completed"} <= set(times)
     assert failed["error"] == {"type": "x", "message": "boom"}
     session = q.get_session(store.connection(), SID)
     assert session is not None
-    assert session["title"] == "renamed" and session["status"] == "error"
+    assert session["title"] == "renamed"
+    assert session["status"] == "error"
 
 
 def test_tool_parts_go_streaming_running_completed_or_error(store: Store) -> None:
@@ -113,7 +117,9 @@ def test_step_streamed_sets_time_streamed_and_a_restart_clears_it(store: Store) 
     publish(store, started(mid, agent="plan"))
     [m] = messages(store)
     assert set(m["time"]) == {"created"}
-    assert "finish" not in m and "tokens" not in m and "cost" not in m
+    assert "finish" not in m
+    assert "tokens" not in m
+    assert "cost" not in m
     assert m["agent"] == "plan"
 
 
@@ -137,7 +143,8 @@ def test_a_failed_projection_rolls_its_append_back(store: Store) -> None:
         started("msg_ok"),
         ("session.text", {"message_id": "msg_missing", "text": "x"}),
     )
-    assert isinstance(error, SessionError) and error.type == "session.message_not_found"
+    assert isinstance(error, SessionError)
+    assert error.type == "session.message_not_found"
     assert event_count(store) == before
     assert messages(store) == []
 
@@ -145,7 +152,8 @@ def test_a_failed_projection_rolls_its_append_back(store: Store) -> None:
 def test_events_for_an_unknown_session_are_refused_and_not_stored(store: Store) -> None:
     before = event_count(store)
     error = publish(store, started("msg_x"), sid="ses_nobody")
-    assert isinstance(error, SessionError) and error.type == "session.not_found"
+    assert isinstance(error, SessionError)
+    assert error.type == "session.not_found"
     assert event_count(store) == before
 
 
@@ -153,7 +161,8 @@ def test_a_synthetic_notice_with_an_existing_id_is_refused(store: Store) -> None
     notice = ("session.synthetic", {"message_id": "job.1", "text": "done"})
     assert not isinstance(publish(store, notice), SessionError)
     error = publish(store, notice)
-    assert isinstance(error, SessionError) and error.type == "session.message_exists"
+    assert isinstance(error, SessionError)
+    assert error.type == "session.message_exists"
     assert len(messages(store)) == 1
 
 
@@ -165,7 +174,7 @@ def test_delete_removes_messages_events_inbox_and_children_and_leaves_a_tombston
     conn.execute("UPDATE session SET parent_id = ? WHERE id = 'ses_child'", (SID,))
     publish(store, ("session.prompted", {"message_id": "m1", "text": "x", "mode": "queue"}))
     publish(store, started("m2"), sid="ses_child")
-    q.inbox_add(conn, id="m1", session_id=SID, mode="queue", kind="user", data={}, created=1)
+    q.inbox_add(conn, inbox_id="m1", session_id=SID, mode="queue", kind="user", data={}, created=1)
     publish(store, ("session.deleted", {}))
     assert conn.execute("SELECT COUNT(*) FROM session").fetchone()[0] == 0
     assert conn.execute("SELECT COUNT(*) FROM message").fetchone()[0] == 0

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import wait_until
-from tests.desktop.conftest import start_xvfb, stop_xvfb
-from tests.shell.conftest import PROJECT, Desk
+from tests.support.desk import PROJECT, Desk
+from tests.support.wait import wait_until
+from tests.support.xvfb import start_xvfb, stop_xvfb
 
 pytestmark = [pytest.mark.package, pytest.mark.timeout(900)]
 
@@ -60,15 +60,17 @@ def bundle_env(desk: Desk) -> dict[str, str]:
     return {key: value for key, value in desk.env.items() if not key.startswith("DESK_WEB")}
 
 
-def test_bundle_layout(bundle: Path) -> None:
+def test_the_bundle_holds_an_executable_the_ui_build_the_native_module_and_qt(bundle: Path) -> None:
     executable = bundle / "Desk"
-    assert executable.is_file() and os.access(executable, os.X_OK)
+    assert executable.is_file()
+    assert os.access(executable, os.X_OK)
     internal = bundle / "_internal"
     assert (internal / "desktop" / "web_dist" / "index.html").is_file()
     assert (internal / "desktop" / "web_dist" / "sw.js").is_file()
     web = internal / "desktop" / "web_dist"
     named = re.findall(r"/_assets/([\w.-]+)", (web / "index.html").read_text())
-    assert named and all((web / "_assets" / name).is_file() for name in named)
+    assert named
+    assert all((web / "_assets" / name).is_file() for name in named)
     assert list((internal / "desktop" / "native").glob("_pty*.so"))
     qt = internal / "PyQt6" / "Qt6"
     assert (qt / "libexec" / "QtWebEngineProcess").is_file()
@@ -83,7 +85,7 @@ def test_bundle_layout(bundle: Path) -> None:
     assert dangling == []
 
 
-def test_bundle_self_test(bundle: Path, desk: Desk, tmp_path: Path) -> None:
+def test_the_bundle_passes_its_own_self_test(bundle: Path, desk: Desk, tmp_path: Path) -> None:
     done = subprocess.run(
         [str(bundle / "Desk"), "self-test"],
         env=bundle_env(desk),

@@ -8,12 +8,11 @@ import signal
 import socket
 import stat
 import subprocess
-import urllib.request
 
 from desktop.process.liveness import is_alive, wait_for_exit
 from desktop.shell.process import desk_serve_pids, is_desk_serve
-from tests.conftest import wait_until
-from tests.shell.conftest import Desk, desk_argv, health
+from tests.support.desk import Desk, create_terminal, desk_argv, health
+from tests.support.wait import wait_until
 
 
 def mode(path: os.PathLike[str]) -> int:
@@ -24,7 +23,7 @@ def serve_pids(desk: Desk) -> list[int]:
     return desk_serve_pids(desk.data_dir, desk.runtime_dir)
 
 
-def test_start_status_stop(desk: Desk) -> None:
+def test_start_status_stop_run_a_private_service_and_never_print_the_token(desk: Desk) -> None:
     started = desk.json("service", "start")
     pid = started["pid"]
     assert isinstance(pid, int)
@@ -36,7 +35,8 @@ def test_start_status_stop(desk: Desk) -> None:
     assert registration["pid"] == pid
     assert registration["url"] == started["url"]
     token = registration["token"]
-    assert isinstance(token, str) and token
+    assert isinstance(token, str)
+    assert token
     assert token == (desk.data_dir / "auth-token").read_text().strip()
     assert health(str(registration["url"]), token)["status"] == "ok"
 
@@ -159,7 +159,8 @@ def test_corrupt_registration_is_removed_with_a_warning(desk: Desk) -> None:
         desk.registration_path.write_bytes(content)
         done = desk.run("service", "status", "--json")
         assert done.returncode == 0, done.stderr
-        assert "warning" in done.stderr.lower() and "corrupt" in done.stderr
+        assert "warning" in done.stderr.lower()
+        assert "corrupt" in done.stderr
         status = json.loads(done.stdout)
         assert status["running"] is False
         assert status["corrupt_cleaned"] is True
@@ -201,20 +202,6 @@ def test_taken_port_falls_back_to_a_free_one(desk: Desk) -> None:
         second = desk.json("service", "start")
     assert second["url"] != first["url"]
     assert health(str(second["url"]), str(desk.registration()["token"]))["status"] == "ok"
-
-
-def create_terminal(url: str, token: str) -> dict[str, object]:
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    request = urllib.request.Request(
-        f"{url}/api/pty",
-        data=json.dumps({"command": "/bin/sh", "title": "kept"}).encode(),
-        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"},
-        method="POST",
-    )
-    with opener.open(request, timeout=30) as response:
-        body = json.loads(response.read())
-    assert isinstance(body, dict)
-    return dict(body["data"])
 
 
 def test_stop_all_also_stops_the_pty_host(desk: Desk) -> None:

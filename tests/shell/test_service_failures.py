@@ -71,7 +71,8 @@ def test_service_ignoring_sigterm_is_killed_after_the_timeout(
     fake_serve(monkeypatch, IGNORES_SIGTERM)
     started = service.start_service(fake_settings)
     pid = started["pid"]
-    assert isinstance(pid, int) and is_alive(pid)
+    assert isinstance(pid, int)
+    assert is_alive(pid)
     stopped = service.stop_service(fake_settings, timeout=0.3)
     assert stopped["killed"] is True
     assert not is_alive(pid)

@@ -13,9 +13,8 @@ from collections.abc import Iterator
 import pytest
 
 from desktop.process.liveness import is_alive, wait_for_exit
-from tests.conftest import wait_until
-from tests.shell.conftest import PROJECT, Desk, desk_argv
-from tests.shell.test_service import create_terminal
+from tests.support.desk import PROJECT, Desk, api_call, create_terminal, desk_argv
+from tests.support.wait import wait_until
 
 
 def host_pid(desk: Desk) -> int:
@@ -49,14 +48,16 @@ def test_service_commands_print_sentences_unless_json_is_asked(desk: Desk) -> No
     started = desk.run("service", "start")
     assert started.returncode == 0, started.stderr
     assert started.stdout.startswith("Started the Desk service (pid ")
-    assert "{" not in started.stdout and "token=<the token in" in started.stdout
+    assert "{" not in started.stdout
+    assert "token=<the token in" in started.stdout
     pid = desk.registration()["pid"]
 
     status = desk.run("service", "status")
     assert status.stdout.startswith(f"The Desk service is running (pid {pid}, up ")
     assert "it answers health checks." in status.stdout
     as_json = desk.json("service", "status")
-    assert as_json["running"] is True and as_json["pid"] == pid
+    assert as_json["running"] is True
+    assert as_json["pid"] == pid
 
     stopped = desk.run("service", "stop")
     assert stopped.returncode == 0
@@ -71,7 +72,8 @@ def test_stop_all_leaves_a_foreground_serve_and_its_pty_host_and_says_why(
     desk: Desk, serve_by_hand: tuple[subprocess.Popen[str], dict[str, object]]
 ) -> None:
     process, ready = serve_by_hand
-    create_terminal(str(ready["url"]), str(ready["token"]))
+    url, token = str(ready["url"]), str(ready["token"])
+    kept = create_terminal(url, token)
     host = host_pid(desk)
 
     done = desk.run("service", "stop", "--all")
@@ -83,7 +85,11 @@ def test_stop_all_leaves_a_foreground_serve_and_its_pty_host_and_says_why(
     assert f"Did not stop the PTY host: the `desk serve` pid {process.pid} uses it" in done.stdout
     # Nothing was stopped: the same service and the same PTY host, terminals intact.
     assert process.poll() is None
-    assert is_alive(host) and host_pid(desk) == host
+    assert is_alive(host)
+    assert host_pid(desk) == host
+    still = api_call(url, token, "GET", f"/api/pty/{kept['id']}")
+    assert isinstance(still, dict)
+    assert still["status"] == "running"
 
     as_json = desk.run("service", "stop", "--all", "--json")
     assert as_json.returncode == 1

@@ -19,7 +19,7 @@ from desktop.shell.geometry import (
 )
 
 
-def test_geometry_round_trip(tmp_path: Path) -> None:
+def test_saved_geometry_is_private_and_reads_back_the_same(tmp_path: Path) -> None:
     path = tmp_path / "window.json"
     save_geometry(path, Geometry(width=900, height=640, x=10, y=-20, maximized=False))
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -123,8 +123,10 @@ def test_missing_xcb_library_names_its_package(
 
 def test_a_first_window_fits_a_small_screen_and_is_centred() -> None:
     placed = placed_on_screen(Geometry(), 1280, 800)
-    assert placed.x is not None and placed.y is not None
-    assert placed.y >= 0 and placed.x >= 0
+    assert placed.x is not None
+    assert placed.y is not None
+    assert placed.y >= 0
+    assert placed.x >= 0
     assert placed.y + placed.height <= 800
     assert abs(placed.x - (1280 - placed.x - placed.width)) <= 1, "centred horizontally"
     assert placed.height < Geometry().height, "the default 800 px would not fit with a title bar"

@@ -83,7 +83,13 @@ def test_markers_and_inbox_survive_a_reopen(tmp_path: Path) -> None:
         q.kv_set(c, "job.background/n2", {"state": "done"}, 2)
         q.kv_set(c, "other", 1, 3)
         q.inbox_add(
-            c, id="m1", session_id="ses_k", mode="steer", kind="user", data={"text": "x"}, created=5
+            c,
+            inbox_id="m1",
+            session_id="ses_k",
+            mode="steer",
+            kind="user",
+            data={"text": "x"},
+            created=5,
         )
     store.db.close()
     again = open_here(path)
@@ -93,8 +99,10 @@ def test_markers_and_inbox_survive_a_reopen(tmp_path: Path) -> None:
         "job.background/n2": {"state": "done"},
     }
     assert [r["id"] for r in q.inbox_pending(c, "ses_k")] == ["m1"]
-    assert q.inbox_take(c, ["m1"]) == 1 and q.inbox_pending(c, "ses_k") == []
-    assert q.kv_delete(c, "other") and q.kv_get(c, "other") is None
+    assert q.inbox_take(c, ["m1"]) == 1
+    assert q.inbox_pending(c, "ses_k") == []
+    assert q.kv_delete(c, "other")
+    assert q.kv_get(c, "other") is None
 
 
 def test_the_claim_counts_resumes_and_children_are_released_except_kept_ones(
@@ -108,7 +116,8 @@ def test_the_claim_counts_resumes_and_children_are_released_except_kept_ones(
     for sid in ("ses_root", "ses_kid1", "ses_kid2"):
         assert q.claim(c, sid, 10)
     assert q.list_suspended(c) == ["ses_root"]
-    assert q.count_resume(c, "ses_root") == 1 and q.count_resume(c, "ses_root") == 2
+    assert q.count_resume(c, "ses_root") == 1
+    assert q.count_resume(c, "ses_root") == 2
     assert q.count_resume(c, "ses_gone") is None
     q.release_child_claims(c, ["ses_kid2"])
     statuses = {s["id"]: s["status"] for s in q.list_sessions(c)}

@@ -74,9 +74,9 @@ class Violation(Exception):
         self.param = param
 
 
-def error_body(message: str, param: str | None, type: str = "invalid_request_error") -> bytes:
+def error_body(message: str, param: str | None, error_type: str = "invalid_request_error") -> bytes:
     return json.dumps(
-        {"error": {"message": message, "type": type, "param": param, "code": None}}
+        {"error": {"message": message, "type": error_type, "param": param, "code": None}}
     ).encode()
 
 
@@ -317,14 +317,14 @@ def error_reply(
     *,
     retry_after: str | None = None,
     retry_after_ms: str | None = None,
-    type: str = "rate_limit_error",
+    error_type: str = "rate_limit_error",
 ) -> Reply:
     headers: dict[str, str] = {}
     if retry_after is not None:
         headers["retry-after"] = retry_after
     if retry_after_ms is not None:
         headers["retry-after-ms"] = retry_after_ms
-    return Reply(status=status, headers=headers, body=error_body(message, None, type))
+    return Reply(status=status, headers=headers, body=error_body(message, None, error_type))
 
 
 def cut_reply(*pieces: str) -> Reply:

@@ -47,13 +47,15 @@ async def test_read_refuses_binary_dirs_missing_and_past_the_end(
     ]
     for args, says in cases:
         result = await run_tool(READ, args, ctx)
-        assert result.error and says in result.output, result.output
+        assert result.error, result.output
+        assert says in result.output, result.output
 
 
 async def test_read_cuts_very_long_lines(ctx: ToolContext, workspace: Path) -> None:
     (workspace / "long.txt").write_text("x" * 5000 + "\n")
     result = await run_tool(READ, {"path": "long.txt"}, ctx)
-    assert "(3000 more characters)" in result.output and len(result.output) < 2100
+    assert "(3000 more characters)" in result.output
+    assert len(result.output) < 2100
 
 
 async def test_write_creates_parents_and_reports_bytes(ctx: ToolContext, workspace: Path) -> None:
@@ -71,7 +73,8 @@ async def test_write_keeps_an_existing_files_mode_and_leaves_no_temp_file(
     script.chmod(0o751)
     result = await run_tool(WRITE, {"path": "run.sh", "content": "new"}, ctx)
     assert result.output.startswith("Wrote run.sh")
-    assert stat.S_IMODE(script.stat().st_mode) == 0o751 and script.read_text() == "new"
+    assert stat.S_IMODE(script.stat().st_mode) == 0o751
+    assert script.read_text() == "new"
     assert sorted(os.listdir(workspace)) == ["run.sh"]
 
 
@@ -80,7 +83,8 @@ async def test_paths_outside_the_workspace_are_refused(
     ctx: ToolContext, workspace: Path, path: str
 ) -> None:
     result = await run_tool(WRITE, {"path": path, "content": "x"}, ctx)
-    assert result.error and "outside the workspace" in result.output
+    assert result.error
+    assert "outside the workspace" in result.output
     assert not (workspace.parent / "outside.txt").exists()
 
 
@@ -91,8 +95,10 @@ async def test_a_symlink_cannot_lead_outside(ctx: ToolContext, workspace: Path) 
     (workspace / "linkdir").symlink_to(workspace.parent)
     read = await run_tool(READ, {"path": "link.txt"}, ctx)
     write = await run_tool(WRITE, {"path": "linkdir/secret.txt", "content": "pwned"}, ctx)
-    assert read.error and "top secret" not in read.output
-    assert write.error and secret.read_text() == "top secret"
+    assert read.error
+    assert "top secret" not in read.output
+    assert write.error
+    assert secret.read_text() == "top secret"
 
 
 async def test_a_root_the_user_allowed_is_reachable(workspace: Path, tmp_path: Path) -> None:
@@ -101,7 +107,8 @@ async def test_a_root_the_user_allowed_is_reachable(workspace: Path, tmp_path: P
     (other / "notes.md").write_text("allowed\n")
     ctx = ToolContext(root=workspace, allowed=(other,))
     result = await run_tool(READ, {"path": str(other / "notes.md")}, ctx)
-    assert not result.error and "allowed" in result.output
+    assert not result.error
+    assert "allowed" in result.output
 
 
 async def test_edit_replaces_a_unique_match(ctx: ToolContext, workspace: Path) -> None:
@@ -118,9 +125,12 @@ async def test_edit_missing_or_ambiguous_text_is_a_clear_error_and_changes_nothi
     missing = await run_tool(EDIT, {"path": "m.py", "old": "y = 1", "new": "y = 2"}, ctx)
     ambiguous = await run_tool(EDIT, {"path": "m.py", "old": "x = 1", "new": "x = 2"}, ctx)
     same = await run_tool(EDIT, {"path": "m.py", "old": "x", "new": "x"}, ctx)
-    assert missing.error and "not found" in missing.output
-    assert ambiguous.error and "appears 2 times" in ambiguous.output
-    assert same.error and "same text" in same.output
+    assert missing.error
+    assert "not found" in missing.output
+    assert ambiguous.error
+    assert "appears 2 times" in ambiguous.output
+    assert same.error
+    assert "same text" in same.output
     assert (workspace / "m.py").read_text() == "x = 1\nx = 1\n"
     every = await run_tool(EDIT, {"path": "m.py", "old": "x = 1", "new": "x = 2", "all": True}, ctx)
     assert every.output == "Edited m.py: replaced 2 occurrences"
@@ -153,7 +163,8 @@ async def test_edit_of_a_missing_or_non_utf8_file_is_an_error(
 async def test_a_fifo_is_refused_instead_of_blocking(ctx: ToolContext, workspace: Path) -> None:
     os.mkfifo(workspace / "pipe")
     result = await asyncio.wait_for(run_tool(READ, {"path": "pipe"}, ctx), 10)
-    assert result.error and "not a regular file" in result.output
+    assert result.error
+    assert "not a regular file" in result.output
 
 
 class _ThreadRecordingRead(ReadTool):
@@ -181,5 +192,6 @@ async def test_file_io_runs_in_a_worker_thread_not_on_the_event_loop(
     assert not (await run_tool(read, {"path": "f.txt"}, ctx)).error
     assert not (await run_tool(edit, {"path": "f.txt", "old": "a", "new": "b"}, ctx)).error
     loop_thread = threading.get_ident()
-    assert read.threads and edit.threads
+    assert read.threads
+    assert edit.threads
     assert loop_thread not in read.threads + edit.threads

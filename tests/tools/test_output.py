@@ -40,7 +40,8 @@ def test_backspace_overstrike_is_resolved() -> None:
 
 def test_output_under_the_budget_is_kept_whole() -> None:
     result = clean_output("x" * 100)
-    assert result.text == "x" * 100 and not result.truncated
+    assert result.text == "x" * 100
+    assert not result.truncated
 
 
 def test_long_output_keeps_head_and_tail_and_says_what_was_cut() -> None:
@@ -60,7 +61,9 @@ def test_long_output_keeps_head_and_tail_and_says_what_was_cut() -> None:
 
 def test_one_huge_line_is_cut_too() -> None:
     result = clean_output("y" * 100_000, budget=1000)
-    assert result.truncated and len(result.text) < 1100 and result.cut_chars == 99_000
+    assert result.truncated
+    assert len(result.text) < 1100
+    assert result.cut_chars == 99_000
 
 
 def test_real_terminal_output_of_a_colourful_progress_command_reads_cleanly() -> None:
@@ -83,5 +86,6 @@ def test_real_terminal_output_of_a_colourful_progress_command_reads_cleanly() ->
                 break
     finally:
         proc.close()
-    assert b"\x1b[" in output and b"\r" in output  # the raw bytes really had both
+    assert b"\x1b[" in output
+    assert b"\r" in output  # the raw bytes really had both
     assert clean_output(output).text == "ok start\nprogress 30%\ndone\n"

@@ -106,7 +106,8 @@ async def test_grep_with_an_invalid_regex_is_an_error_result(
 ) -> None:
     tool = grep_tools()[0 if engine == "ripgrep" else 1]
     result = await run_tool(tool, {"pattern": "(unclosed"}, ctx)
-    assert result.error and result.output.startswith("grep failed: ")
+    assert result.error
+    assert result.output.startswith("grep failed: ")
 
 
 @pytest.mark.parametrize("engine", ["ripgrep", "python"])
@@ -115,7 +116,8 @@ async def test_grep_outside_the_workspace_is_refused(
 ) -> None:
     tool = grep_tools()[0 if engine == "ripgrep" else 1]
     result = await run_tool(tool, {"pattern": "root", "path": "/etc"}, ctx)
-    assert result.error and "outside the workspace" in result.output
+    assert result.error
+    assert "outside the workspace" in result.output
 
 
 @pytest.mark.parametrize("engine", ["ripgrep", "python"])

@@ -20,7 +20,8 @@ from desktop.session.jobs_client import ShellJobs
 from desktop.tools.base import ToolResult, run_tool
 from desktop.tools.output import OUTPUT_BUDGET
 from desktop.tools.shell import GONE_TEXT, ShellContext, ShellTool
-from tests.ptyhost.conftest import DEADLINE, HostFactory, wait_for
+from tests.support.host import HostFactory
+from tests.support.wait import DEADLINE, wait_for
 
 PROJECT = Path(__file__).resolve().parents[2]
 SESSION = "ses_1"
@@ -61,7 +62,8 @@ async def test_the_result_is_the_cleaned_output_and_the_exit_code(
     result = await shell(jobs, call(workspace), command=command)
     assert result.output == "red\n100%\n[exit code 3]"
     assert not result.error
-    assert result.metadata["exit_code"] == 3 and result.metadata["adopted"] is False
+    assert result.metadata["exit_code"] == 3
+    assert result.metadata["adopted"] is False
 
 
 async def test_a_finished_jobs_result_is_available_to_a_later_client(
@@ -76,7 +78,8 @@ async def test_a_finished_jobs_result_is_available_to_a_later_client(
         result = await later.job_result(started.key)
         assert (result.status, result.exit_code, result.output) == ("exited", 0, "hi-2\n")
         again = await shell(later, call(workspace), command="echo hi-$((1+1))")
-        assert again.output == "hi-2\n[exit code 0]" and again.metadata["adopted"] is True
+        assert again.output == "hi-2\n[exit code 0]"
+        assert again.metadata["adopted"] is True
     finally:
         await later.close()
 
@@ -94,10 +97,12 @@ async def test_a_long_output_keeps_head_and_tail_and_says_what_was_cut(
     assert lines[:3] == ["1", "2", "3"]
     assert lines[-2:] == ["200000", "[exit code 0]"]
     [marker] = [line for line in lines if line.startswith("[... ")]
-    assert "characters" in marker and "cut from the middle" in marker
+    assert "characters" in marker
+    assert "cut from the middle" in marker
     assert "were not kept by the terminal" in marker  # the ring dropped some itself
     assert len(result.output) < OUTPUT_BUDGET + 500
-    assert result.metadata["truncated"] is True and result.metadata["dropped_bytes"] > 0
+    assert result.metadata["truncated"] is True
+    assert result.metadata["dropped_bytes"] > 0
 
 
 async def test_timeout_kills_the_command_and_its_children_and_says_so(
@@ -114,7 +119,8 @@ async def test_background_returns_at_once_with_the_job_key_and_the_job_keeps_run
     jobs: ShellJobs, workspace: Path
 ) -> None:
     result = await shell(jobs, call(workspace), command="read line", background=True)
-    assert "job:ses_1:call_1" in result.output and result.metadata["background"] is True
+    assert "job:ses_1:call_1" in result.output
+    assert result.metadata["background"] is True
     assert (await jobs.find_job(SESSION, "call_1")).status == "running"
 
 
@@ -147,7 +153,8 @@ async def test_a_cancellation_without_interrupt_leaves_the_command_for_the_succe
     assert (await jobs.find_job(SESSION, "call_1")).status == "running"
     (workspace / "go").touch()
     result = await shell(jobs, call(workspace), command=command)
-    assert result.output == "done-42\n[exit code 0]" and result.metadata["adopted"] is True
+    assert result.output == "done-42\n[exit code 0]"
+    assert result.metadata["adopted"] is True
 
 
 SURVIVOR = textwrap.dedent(
@@ -202,7 +209,8 @@ async def test_a_job_is_reported_gone_when_the_pty_host_dies_with_it(
     assert isinstance(pid, int)
     os.kill(host.pid, signal.SIGKILL)
     result = await task
-    assert result.error and result.output == GONE_TEXT
+    assert result.error
+    assert result.output == GONE_TEXT
     assert result.metadata["status"] == "gone"
     assert (await jobs.find_job(SESSION, "call_1")).status == "gone"
     await wait_for(lambda: not is_alive(pid), what="the job's shell to end with its PTY")
@@ -237,7 +245,8 @@ async def test_bad_arguments_get_an_error_a_model_can_read_and_start_nothing(
 ) -> None:
     raw = args if isinstance(args, str) else json.dumps(args)
     result = await asyncio.wait_for(run_tool(ShellTool(jobs), raw, call(workspace)), DEADLINE)
-    assert result.error and says in result.output
+    assert result.error
+    assert says in result.output
     assert await jobs.list_jobs() == []
 
 
@@ -246,5 +255,6 @@ async def test_ids_that_cannot_form_a_job_key_are_refused_before_the_host_is_ask
 ) -> None:
     ctx = call(workspace, call_id="call:with:colons")
     result = await shell(jobs, ctx, command="true")
-    assert result.error and "`key` must be 'job:<session id>:<call id>'" in result.output
+    assert result.error
+    assert "`key` must be 'job:<session id>:<call id>'" in result.output
     assert await jobs.list_jobs() == []

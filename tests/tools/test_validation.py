@@ -46,12 +46,14 @@ async def test_malformed_arguments_are_an_error_result_and_nothing_runs(
 
 async def test_empty_argument_text_counts_as_an_empty_object(ctx: ToolContext) -> None:
     result = await run_tool(TOOLS["glob"], "", ctx)
-    assert result.error and "pattern is required" in result.output
+    assert result.error
+    assert "pattern is required" in result.output
 
 
 async def test_arguments_may_come_already_decoded(ctx: ToolContext, workspace: Path) -> None:
     result = await run_tool(TOOLS["write"], {"path": "a.txt", "content": "hi"}, ctx)
-    assert not result.error and (workspace / "a.txt").read_text() == "hi"
+    assert not result.error
+    assert (workspace / "a.txt").read_text() == "hi"
 
 
 def test_every_tool_has_a_valid_name_and_an_object_schema_for_the_model() -> None:
@@ -61,6 +63,7 @@ def test_every_tool_has_a_valid_name_and_an_object_schema_for_the_model() -> Non
         assert re.fullmatch(r"[A-Za-z0-9_-]{1,64}", spec["name"])
         assert spec["description"]
         params: dict[str, Any] = spec["parameters"]
-        assert params["type"] == "object" and params["additionalProperties"] is False
+        assert params["type"] == "object"
+        assert params["additionalProperties"] is False
         assert set(params["required"]) <= set(params["properties"])
         json.dumps(spec)  # sendable as is
