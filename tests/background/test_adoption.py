@@ -22,7 +22,7 @@ from desktop.session.jobs_client import ShellJobs
 from tests.background.conftest import Stores, create_session
 from tests.background.fakes import FakeRunner
 from tests.background.test_recovery import inbox
-from tests.ptyhost.conftest import DEADLINE
+from tests.support.wait import DEADLINE
 
 SID = "ses_adopt"
 
@@ -77,7 +77,8 @@ async def test_a_background_command_outliving_the_service_is_adopted_and_noticed
     runner = FakeRunner(bus)
     recovery = BackgroundRecovery(bus, jobs, runner, host=shell_jobs)
     report = await recovery.recover()
-    assert report.adopted == [key] and report.admitted == []
+    assert report.adopted == [key]
+    assert report.admitted == []
     assert await inbox(bus, SID) == []  # still running: nothing to say yet
     await asyncio.to_thread(gate.touch)
 
@@ -86,7 +87,8 @@ async def test_a_background_command_outliving_the_service_is_adopted_and_noticed
 
     await until(noticed, "the adopted job's notice")
     (notice,) = await inbox(bus, SID)
-    assert "done-42" in str(notice["text"]) and 'state="completed"' in str(notice["text"])
+    assert "done-42" in str(notice["text"])
+    assert 'state="completed"' in str(notice["text"])
     assert notice["metadata"]["exit_code"] == 0  # type: ignore[index]
     await runner.wait_idle(SID)
     assert runner.drained == [SID]  # a live completion wakes the session
@@ -108,7 +110,8 @@ async def test_a_command_that_finished_while_the_service_was_down_gives_its_real
     report = await BackgroundRecovery(bus, jobs, runner, host=shell_jobs).recover()
     assert len(report.admitted) == 1
     (notice,) = await inbox(bus, SID)
-    assert "real-5" in str(notice["text"]) and "[exit code 4]" in str(notice["text"])
+    assert "real-5" in str(notice["text"])
+    assert "[exit code 4]" in str(notice["text"])
     assert notice["metadata"]["state"] == "error"  # type: ignore[index]
     assert runner.drained == []  # recovery does not wake an idle session
     assert await jobs.pending_background() == []
@@ -125,9 +128,11 @@ async def test_a_command_killed_with_the_pty_host_is_reported_cancelled_once(
     runner = FakeRunner(bus)
     recovery = BackgroundRecovery(bus, jobs, runner, host=shell_jobs)
     report = await recovery.recover()
-    assert len(report.admitted) == 1 and report.adopted == []
+    assert len(report.admitted) == 1
+    assert report.adopted == []
     (notice,) = await inbox(bus, SID)
     assert SERVER_RESTARTED in str(notice["text"])
     assert notice["metadata"]["state"] == "cancelled"  # type: ignore[index]
     assert (await recovery.recover()).admitted == []
-    assert len(await inbox(bus, SID)) == 1 and runner.drained == []
+    assert len(await inbox(bus, SID)) == 1
+    assert runner.drained == []

@@ -19,9 +19,10 @@ import pytest
 from desktop.config import Settings
 from desktop.process.liveness import is_alive
 from desktop.ptyhost.hostfiles import read_host_registration
-from tests.ptyhost.conftest import stop_host
 from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
-from tests.support.serve import Served, serve
+from tests.support.host import stop_host
+from tests.support.service import Service as Served
+from tests.support.service import serve
 
 DEADLINE = 30.0
 
@@ -34,6 +35,11 @@ async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeProvider]:
         monkeypatch.setenv("DESK_MODEL", "fake-model")
         monkeypatch.setenv("DESK_API_KEY", "sk-test")
         yield provider
+
+
+def _pid(served: Served) -> int:
+    assert served.process is not None
+    return served.process.pid
 
 
 async def call(served: Served, method: str, path: str, body: object = None) -> Any:
@@ -91,15 +97,18 @@ async def test_a_background_command_outliving_a_kill_9_notifies_once_with_its_re
 
         second = await asyncio.to_thread(serve, settings)
         (adopted,) = await call(second, "GET", f"/api/session/{sid}/jobs")
-        assert adopted["id"] == job["id"] and adopted["status"] == "running"
+        assert adopted["id"] == job["id"]
+        assert adopted["status"] == "running"
         await asyncio.to_thread(gate.touch)
         messages = await eventually(
             lambda: answered(second, "It printed bg-42."), "the notice's turn"
         )
         notices = [m for m in messages if m["type"] == "synthetic" and "bg-42" in m["text"]]
-        assert len(notices) == 1 and 'state="completed"' in notices[0]["text"]
+        assert len(notices) == 1
+        assert 'state="completed"' in notices[0]["text"]
         assert notices[0]["id"] == job["notification_id"]
-        assert len(fake.requests) == 3 and fake.invalid_count == 0
+        assert len(fake.requests) == 3
+        assert fake.invalid_count == 0
         assert "bg-42" in json.dumps(fake.requests[2].body["messages"])
         assert "bg-42" not in json.dumps(fake.requests[1].body["messages"])
         (done,) = await call(second, "GET", f"/api/session/{sid}/jobs")
@@ -175,7 +184,7 @@ async def test_soak_kill_9_at_random_points_of_a_background_heavy_conversation(
     rng = random.Random(10)
     fake.default = text_reply("ok")
     served = await asyncio.to_thread(serve, settings)
-    pids = [served.proc.pid]
+    pids = [_pid(served)]
     try:
         sid = (await call(served, "POST", "/api/session", {"directory": str(tmp_path)}))["id"]
         for i in range(20):
@@ -189,7 +198,7 @@ async def test_soak_kill_9_at_random_points_of_a_background_heavy_conversation(
             await asyncio.sleep(rng.uniform(0, 0.4))  # the random crash point
             await asyncio.to_thread(served.kill)
             served = await asyncio.to_thread(serve, settings)
-            pids.append(served.proc.pid)
+            pids.append(_pid(served))
 
         async def settled() -> list[dict[str, Any]] | None:
             session = await call(served, "GET", f"/api/session/{sid}")
@@ -261,7 +270,8 @@ async def test_a_background_subagent_notifies_its_parent_once_with_its_answer(
         assert notice["metadata"]["state"] == "completed"
         assert "helper-answer" in notice["text"]
         children = [s for s in await call(served, "GET", "/api/session") if s["parent_id"] == sid]
-        assert len(children) == 1 and notice["metadata"]["child_id"] == children[0]["id"]
+        assert len(children) == 1
+        assert notice["metadata"]["child_id"] == children[0]["id"]
         assert fake.invalid_count == 0
         (job,) = await call(served, "GET", f"/api/session/{sid}/jobs")
         assert (job["type"], job["status"], job["id"]) == (
@@ -317,7 +327,8 @@ async def test_cancelling_a_background_job_kills_it_and_notices_cancelled_once(
         assert 'state="cancelled"' in notice["text"]
         again = await call(served, "POST", f"/api/session/{sid}/jobs/{job['id']}/cancel")
         assert again["status"] == "cancelled"  # settled: answered as it is
-        assert len(await noticed() or []) == 1 and fake.invalid_count == 0
+        assert len(await noticed() or []) == 1
+        assert fake.invalid_count == 0
     finally:
         await asyncio.to_thread(served.kill)
         await stop_host(settings)
@@ -345,7 +356,8 @@ async def test_a_foreground_command_moved_to_the_background_notifies_once_when_d
         (job,) = await eventually(waiting, "the foreground job")
         assert job["background"] is False
         (moved,) = await call(served, "POST", f"/api/session/{sid}/background")
-        assert moved["id"] == job["id"] and moved["background"] is True
+        assert moved["id"] == job["id"]
+        assert moved["background"] is True
 
         async def answered(text: str) -> list[dict[str, Any]] | None:
             messages: list[dict[str, Any]] = await call(
@@ -358,7 +370,8 @@ async def test_a_foreground_command_moved_to_the_background_notifies_once_when_d
         await asyncio.to_thread(gate.touch)
         messages = await eventually(lambda: answered("It printed moved-42."), "the notice")
         notices = [m for m in messages if m["type"] == "synthetic"]
-        assert len(notices) == 1 and "moved-42" in notices[0]["text"]
+        assert len(notices) == 1
+        assert "moved-42" in notices[0]["text"]
         assert await call(served, "POST", f"/api/session/{sid}/background") == []
         assert fake.invalid_count == 0
     finally:

@@ -14,7 +14,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.shell.conftest import Desk, cleanup, desk_argv, make_desk
+from tests.support.desk import Desk, cleanup, desk_argv, make_desk
 from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
 
 DEADLINE = 60.0

@@ -47,9 +47,11 @@ async def test_admission_writes_message_and_inbox_and_removes_the_marker_togethe
     assert woken == ["ses_n"]
     assert stores.markers_on_disk() == {}
     (message,) = await rows(bus, "SELECT id, type, data FROM message WHERE session_id = 'ses_n'")
-    assert message[0] == marker.notification_id and message[1] == "synthetic"
+    assert message[0] == marker.notification_id
+    assert message[1] == "synthetic"
     text = json.loads(str(message[2]))["text"]
-    assert 'state="completed"' in text and "hello\n[exit code 0]" in text
+    assert 'state="completed"' in text
+    assert "hello\n[exit code 0]" in text
     inbox = await rows(bus, "SELECT id, mode, kind FROM inbox WHERE session_id = 'ses_n'")
     assert inbox == [(marker.notification_id, "steer", "synthetic")]
 
@@ -65,7 +67,8 @@ async def test_a_second_admission_is_refused_and_still_acknowledges_the_marker(
     await MarkerStore(bus.store).put([marker])  # as if a crash left it behind
     woken: list[str] = []
     results = await asyncio.gather(*(admit(bus, notice, wake=woken.append) for _ in range(5)))
-    assert results == ["duplicate"] * 5 and woken == []
+    assert results == ["duplicate"] * 5
+    assert woken == []
     assert stores.markers_on_disk() == {}
     count = await rows(bus, "SELECT COUNT(*) FROM message WHERE session_id = 'ses_d'")
     assert count == [(1,)]
@@ -95,10 +98,13 @@ def test_notice_texts_escape_their_attributes_and_say_what_happened() -> None:
         '<shell id="job:ses_t:call_1" state="cancelled" command="echo &quot;a&quot; &amp; '
         '&lt;b&gt;">\n'
     )
-    assert SERVER_RESTARTED in restarted.text and restarted.text.endswith("\n</shell>")
-    assert restarted.metadata["state"] == "cancelled" and restarted.metadata["source"] == "shell"
+    assert SERVER_RESTARTED in restarted.text
+    assert restarted.text.endswith("\n</shell>")
+    assert restarted.metadata["state"] == "cancelled"
+    assert restarted.metadata["source"] == "shell"
     failed = stored_shell_notice(shell_marker("ses_t", "error", error="boom"))
-    assert 'state="error"' in failed.text and "boom" in failed.text
+    assert 'state="error"' in failed.text
+    assert "boom" in failed.text
     live = shell_notice(shell_marker("ses_t"), "completed", "out", metadata={"exit_code": 7})
     assert live.metadata["exit_code"] == 7
     sub = Marker(
@@ -107,7 +113,8 @@ def test_notice_texts_escape_their_attributes_and_say_what_happened() -> None:
     notice = subagent_notice(sub, "error")
     assert notice.session_id == "ses_p"
     assert notice.text.startswith('<subagent sessionID="ses_c" state="error" description="say ')
-    assert "Subagent failed" in notice.text and notice.metadata["child_id"] == "ses_c"
+    assert "Subagent failed" in notice.text
+    assert notice.metadata["child_id"] == "ses_c"
 
 
 async def test_a_live_completion_notice_is_delivered_once_through_the_registry(
@@ -132,4 +139,5 @@ async def test_a_live_completion_notice_is_delivered_once_through_the_registry(
     assert await jobs.pending_background() == []
     assert await admit(bus, shell_notice(marker, "completed", "again")) == "duplicate"
     texts = await rows(bus, "SELECT data FROM message WHERE session_id='ses_live'")
-    assert len(texts) == 1 and "built" in str(texts[0][0])
+    assert len(texts) == 1
+    assert "built" in str(texts[0][0])

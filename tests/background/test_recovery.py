@@ -154,7 +154,8 @@ async def test_orphaned_shell_notices_are_admitted_without_waking_and_delivered_
     assert await after.jobs.pending_background() == []
 
     await after.recovery.recover()  # again: nothing new
-    assert len(await inbox(after.bus, parent)) == 1 and after.runner.drained == []
+    assert len(await inbox(after.bus, parent)) == 1
+    assert after.runner.drained == []
     after.runner.wake(parent)
     await after.runner.wait_idle(parent)
     assert await inbox(after.bus, parent) == []
@@ -224,7 +225,7 @@ async def _already_notified(stores: Stores, delivered: bool) -> None:
     def row(conn: object) -> None:
         q.inbox_add(
             before.bus.store.connection(),
-            id=marker.notification_id,
+            inbox_id=marker.notification_id,
             session_id=sid,
             mode="steer",
             kind="synthetic",
@@ -263,7 +264,8 @@ async def test_markers_of_a_deleted_session_are_acknowledged(stores: Stores) -> 
     await stop(stores, before)
     after = await start(stores)
     report = await after.recovery.recover()
-    assert await after.jobs.pending_background() == [] and len(report.acknowledged) == 1
+    assert await after.jobs.pending_background() == []
+    assert len(report.acknowledged) == 1
 
 
 async def test_cancellation_is_delivered_at_the_resumed_parents_next_step(stores: Stores) -> None:
@@ -284,7 +286,8 @@ async def test_cancellation_is_delivered_at_the_resumed_parents_next_step(stores
     assert report.resumed == [parent]
     await after.runner.wait_idle(parent)
     (texts,) = seen
-    assert len(texts) == 1 and SERVER_RESTARTED in texts[0]
+    assert len(texts) == 1
+    assert SERVER_RESTARTED in texts[0]
     assert await inbox(after.bus, parent) == []
     assert await claims(after.bus, parent) == {parent: False}
 
@@ -385,9 +388,11 @@ async def _parent_budget(stores: Stores, spent: int) -> None:
     await after.recovery.recover()
     await after.runner.wait_idle(parent)
     if spent < 2:
-        assert counted == [2] and after.runner.drained == [parent]  # one turn reads both
+        assert counted == [2]
+        assert after.runner.drained == [parent]
     else:
-        assert counted == [] and after.runner.drained == []
+        assert counted == []
+        assert after.runner.drained == []
         exhausted = await rows(
             after.bus, "SELECT COUNT(*) FROM event WHERE type = 'session.resume.exhausted'"
         )

@@ -37,15 +37,19 @@ async def test_work_is_observed_through_get_wait_and_block(stores: Stores) -> No
         return "done"
 
     job = await jobs.start(type="shell", run=work, metadata={"session_id": "ses_a"})
-    assert jobs.get(job.id) == job and job.status == "running"
+    assert jobs.get(job.id) == job
+    assert job.status == "running"
     assert await jobs.wait(job.id, within=0.01) == job  # still running after the timeout
     blocked = asyncio.create_task(jobs.block(job.id, "ses_a"))
     gate.set()
     outcome = await blocked
-    assert outcome is not None and outcome.kind == "settled"
-    assert outcome.info.status == "completed" and outcome.info.output == "done"
+    assert outcome is not None
+    assert outcome.kind == "settled"
+    assert outcome.info.status == "completed"
+    assert outcome.info.output == "done"
     assert (await jobs.wait(job.id)) == outcome.info
-    assert [i.id for i in jobs.jobs("ses_a")] == [job.id] and jobs.jobs("ses_b") == []
+    assert [i.id for i in jobs.jobs("ses_a")] == [job.id]
+    assert jobs.jobs("ses_b") == []
     assert await jobs.wait("job_unknown") is None
     assert await jobs.block("job_unknown", "ses_a") is None
     assert stores.markers_on_disk() == {}  # never backgrounded: nothing durable
@@ -89,7 +93,8 @@ async def test_background_ownership_and_output_are_retained_until_the_notice_is_
     (running,) = await jobs.pending_background()
     assert (running.id, running.recovery, running.status) == (job.id, SHELL, "running")
     assert running.notification_id.startswith("msg_")
-    assert moved is not None and moved.notification_id == running.notification_id
+    assert moved is not None
+    assert moved.notification_id == running.notification_id
 
     gate.set()
     await jobs.wait(job.id)
@@ -171,7 +176,8 @@ async def test_recoverable_work_that_already_failed_is_durably_backgrounded(
     job = await jobs.start(type="shell", recovery=SHELL, run=work)
     assert (await jobs.wait(job.id)).status == "error"  # type: ignore[union-attr]
     moved = await jobs.background(job.id)
-    assert moved is not None and moved.notification_id is not None
+    assert moved is not None
+    assert moved.notification_id is not None
     assert moved.notification_id.startswith("msg_")
     (marker,) = await jobs.pending_background()
     assert (marker.id, marker.notification_id, marker.status, marker.error) == (
@@ -233,7 +239,8 @@ async def test_interrupted_running_work_keeps_its_marker_running(stores: Stores)
     await jobs.background(job.id)
     gate.set()
     settled = await jobs.wait(job.id)
-    assert settled is not None and settled.status == "cancelled"  # in memory
+    assert settled is not None
+    assert settled.status == "cancelled"
     (marker,) = await jobs.pending_background()
     assert (marker.id, marker.status) == (job.id, "running")  # durable: recover it
     await jobs.complete_background(marker.notification_id)
@@ -259,7 +266,8 @@ async def test_closing_the_registry_cancels_live_work_without_settling_it(stores
     await jobs.close()
     assert cleaned_up.is_set()
     seen = await waiter
-    assert seen is not None and seen.status == "running"  # no settlement promised
+    assert seen is not None
+    assert seen.status == "running"
     (marker,) = await JobRegistry(jobs.markers).pending_background()
     assert marker.status == "running"
     with pytest.raises(RuntimeError):
@@ -282,7 +290,9 @@ async def test_cancel_records_cancelled_and_stops_the_run_while_settled_jobs_sta
     job = await jobs.start(type="shell", recovery=SHELL, run=work)
     await jobs.background(job.id)
     cancelled = await jobs.cancel(job.id)
-    assert cancelled is not None and cancelled.status == "cancelled" and stopped.is_set()
+    assert cancelled is not None
+    assert cancelled.status == "cancelled"
+    assert stopped.is_set()
     assert (await jobs.wait(job.id)) == cancelled
     (marker,) = await jobs.pending_background()
     assert marker.status == "cancelled"
@@ -306,11 +316,14 @@ async def test_background_releases_a_blocked_turn_and_a_second_call_changes_noth
     first = await jobs.background(job.id)
     again = await jobs.background(job.id)
     outcome = await waiting
-    assert outcome is not None and outcome.kind == "backgrounded"
-    assert first == again and first is not None
+    assert outcome is not None
+    assert outcome.kind == "backgrounded"
+    assert first == again
+    assert first is not None
     assert len(await jobs.pending_background()) == 1
     # A turn blocking on backgrounded work returns at once.
     later = await jobs.block(job.id, SHELL.session_id)
-    assert later is not None and later.kind == "backgrounded"
+    assert later is not None
+    assert later.kind == "backgrounded"
     gate.set()
     assert (await jobs.wait(job.id)).output == "late"  # type: ignore[union-attr]

@@ -26,9 +26,9 @@ from desktop.process.liveness import is_alive
 from desktop.ptyhost.hostfiles import read_host_registration
 from desktop.session.jobs_client import ShellJobs
 from desktop.session.settle import RESTART_NOTICE
-from tests.ptyhost.conftest import stop_host
 from tests.server.runner_support import DEADLINE, configure
 from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
+from tests.support.host import stop_host
 
 SEED = "sleep 5; echo done-$((6*7))"
 
@@ -212,7 +212,8 @@ async def test_with_the_pty_host_killed_too_the_part_ends_interrupted_and_the_no
         assert messages[at + 1]["role"] == "tool"
         assert messages[at + 1]["content"] == "Tool execution interrupted: shell"
         assert messages[at + 2] == {"role": "user", "content": RESTART_NOTICE}
-        assert fake.invalid_count == 0 and len(fake.requests) == 2
+        assert fake.invalid_count == 0
+        assert len(fake.requests) == 2
     finally:
         await second.kill()
 
@@ -229,7 +230,8 @@ async def test_a_user_interrupt_kills_the_running_command_and_nothing_resumes_it
     jobs = ShellJobs.for_settings(settings)
     try:
         state = await jobs.wait_job((await jobs.find_job(sid, "call_sh")).key, within=DEADLINE)
-        assert state.status in ("exited", "gone") and state.reason in ("killed", None)
+        assert state.status in ("exited", "gone")
+        assert state.reason in ("killed", None)
     finally:
         await jobs.close()
     await first.kill()
@@ -237,7 +239,8 @@ async def test_a_user_interrupt_kills_the_running_command_and_nothing_resumes_it
     try:
         session = await second.get(f"/api/session/{sid}")
         assert session["status"] == "idle"
-        assert len(fake.requests) == 1 and fake.invalid_count == 0
+        assert len(fake.requests) == 1
+        assert fake.invalid_count == 0
         after = await second.get(f"/api/session/{sid}/log")
         assert [e["type"] for e in after] == [e["type"] for e in events]
     finally:

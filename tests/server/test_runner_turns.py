@@ -69,13 +69,12 @@ async def test_a_prompt_is_answered_streamed_and_the_turn_releases_its_claim(
     assert kinds.index("session.step.started") < kinds.index("session.step.streamed")
     assert [e["data"]["text"] for e in events if e["type"] == "session.text"] == ["Hello there"]
     ended = next(e for e in events if e["type"] == "session.step.ended")["data"]
-    assert ended["finish"] == "stop" and ended["tokens"]["input"] == 11
+    assert ended["finish"] == "stop"
+    assert ended["tokens"]["input"] == 11
     assert session["status"] == "idle"
     body = fake.requests[0].body
-    assert (
-        body["messages"][0]["role"] == "system"
-        and "Working directory" in body["messages"][0]["content"]
-    )
+    assert body["messages"][0]["role"] == "system"
+    assert "Working directory" in body["messages"][0]["content"]
     assert body["messages"][-1] == {"role": "user", "content": "Say hello\nplease"}
     assert {t["function"]["name"] for t in body["tools"]} >= {"read", "shell", "subagent"}
     await until_event(agent, auth, sid, "session.updated", title="Say hello")
@@ -104,7 +103,8 @@ async def test_tool_calls_of_a_step_run_and_the_next_request_pairs_every_result(
     at = second.index(assistant)
     results = second[at + 1 : at + 5]
     assert [r["tool_call_id"] for r in results] == ["call_a", "call_b", "call_c", "call_d"]
-    assert "alpha" in results[0]["content"] and "a.txt" in results[1]["content"]
+    assert "alpha" in results[0]["content"]
+    assert "a.txt" in results[1]["content"]
     assert "Unknown tool 'nope'" in results[2]["content"]
     assert "Invalid arguments for read" in results[3]["content"]
     assert fake.invalid_count == 0
@@ -119,21 +119,23 @@ async def test_a_retryable_429_is_retried_after_its_retry_after_with_a_scheduled
     await prompt(agent, auth, sid, "hi")
     events = await until_event(agent, auth, sid, "session.step.ended")
     retry = next(e for e in events if e["type"] == "session.retry.scheduled")
-    assert (
-        retry["data"]["attempt"] == 1 and retry["data"]["error"]["type"] == "provider.rate_limited"
-    )
+    assert retry["data"]["attempt"] == 1
+    assert retry["data"]["error"]["type"] == "provider.rate_limited"
     # `at` is computed just before the event is stamped: within a few ms of created + 400.
     assert retry["data"]["at"] >= retry["created"] + 390
     streamed = next(e for e in events if e["type"] == "session.step.streamed")
     assert streamed["created"] >= retry["data"]["at"]
     assert time.time() - started >= 0.4
-    assert len(fake.requests) == 2 and fake.invalid_count == 0
+    assert len(fake.requests) == 2
+    assert fake.invalid_count == 0
 
 
 async def test_a_non_retryable_400_fails_the_step_once_and_the_session_stays_usable(
     agent: TestClient, auth: dict[str, str], fake: FakeProvider, tmp_path: Path
 ) -> None:
-    fake.script(error_reply(400, "bad model", type="invalid_request_error"), text_reply("fine"))
+    fake.script(
+        error_reply(400, "bad model", error_type="invalid_request_error"), text_reply("fine")
+    )
     sid = await new_session(agent, auth, str(tmp_path))
     await prompt(agent, auth, sid, "one")
     events = await until_event(agent, auth, sid, "session.step.failed")
@@ -144,7 +146,8 @@ async def test_a_non_retryable_400_fails_the_step_once_and_the_session_stays_usa
     await prompt(agent, auth, sid, "two")
     await until_event(agent, auth, sid, "session.step.ended")
     assert (await until_idle(agent, auth, sid))["status"] == "idle"
-    assert len(fake.requests) == 2 and fake.invalid_count == 0
+    assert len(fake.requests) == 2
+    assert fake.invalid_count == 0
 
 
 async def test_a_preflight_violation_fails_the_step_naming_the_index_and_sends_nothing(
@@ -165,7 +168,8 @@ async def test_a_preflight_violation_fails_the_step_naming_the_index_and_sends_n
     await prompt(agent, auth, sid, "hi")
     events = await until_event(agent, auth, sid, "session.step.failed")
     error = next(e for e in events if e["type"] == "session.step.failed")["data"]["error"]
-    assert error["type"] == "internal.preflight" and "messages[1]" in error["message"]
+    assert error["type"] == "internal.preflight"
+    assert "messages[1]" in error["message"]
     assert (await until_idle(agent, auth, sid))["status"] == "error"
     assert fake.requests == []
 
@@ -181,7 +185,8 @@ async def test_a_stream_cut_mid_output_continues_from_the_partial_answer(
     finishes = [e["data"]["finish"] for e in events if e["type"] == "session.step.ended"]
     assert finishes == ["cut", "stop"]
     assert fake.requests[1].body["messages"][-1] == {"role": "assistant", "content": "partial "}
-    assert fake.requests[0].body != fake.requests[1].body and fake.invalid_count == 0
+    assert fake.requests[0].body != fake.requests[1].body
+    assert fake.invalid_count == 0
 
 
 async def test_an_interrupt_during_streaming_keeps_the_text_and_ends_the_turn_for_good(
@@ -240,10 +245,8 @@ async def test_without_a_provider_the_step_fails_durably_with_a_clear_error(
     await prompt(client, auth, sid, "hi")
     events = await until_event(client, auth, sid, "session.step.failed")
     error = next(e for e in events if e["type"] == "session.step.failed")["data"]["error"]
-    assert (
-        error["type"] == "provider.not_configured"
-        and "PUT /api/config/provider" in error["message"]
-    )
+    assert error["type"] == "provider.not_configured"
+    assert "PUT /api/config/provider" in error["message"]
     assert (await until_idle(client, auth, sid))["status"] == "error"
 
 
@@ -268,7 +271,8 @@ async def test_ask_mode_waits_for_the_person_and_a_denial_is_the_calls_result(
         "data"
     ]
     assert [(p["call_id"], p["tool"], p["diff"]) for p in pending] == [("call_w", "write", "hi")]
-    assert len(fake.requests) == 1 and not (tmp_path / "x.txt").exists()
+    assert len(fake.requests) == 1
+    assert not (tmp_path / "x.txt").exists()
     wrong = await agent.post(
         f"/api/session/{sid}/permission/call_w", json={"reply": "maybe"}, headers=auth
     )
@@ -287,8 +291,10 @@ async def test_ask_mode_waits_for_the_person_and_a_denial_is_the_calls_result(
     await until_idle(agent, auth, sid)
     second = fake.requests[1].body["messages"]
     result = next(m for m in second if m["role"] == "tool")
-    assert result["tool_call_id"] == "call_w" and "denied by the user" in result["content"]
-    assert not (tmp_path / "x.txt").exists() and (tmp_path / "y.txt").read_text() == "yo"
+    assert result["tool_call_id"] == "call_w"
+    assert "denied by the user" in result["content"]
+    assert not (tmp_path / "x.txt").exists()
+    assert (tmp_path / "y.txt").read_text() == "yo"
     assert fake.invalid_count == 0
 
 
@@ -346,7 +352,8 @@ async def test_a_waiting_permission_survives_a_restart_and_is_answered_once(
     await until_idle(second, auth, sid)
     assert types(events).count("session.permission.asked") == 1
     assert (tmp_path / "x.txt").read_text() == "hi"
-    assert len(fake.requests) == 2 and fake.invalid_count == 0
+    assert len(fake.requests) == 2
+    assert fake.invalid_count == 0
 
 
 async def until_idle_or_busy(client: TestClient, auth: dict[str, str], sid: str) -> str:

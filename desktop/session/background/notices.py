@@ -136,7 +136,7 @@ async def admit(
     def commit(conn: sqlite3.Connection) -> None:
         q.inbox_add(
             conn,
-            id=notice.message_id,
+            inbox_id=notice.message_id,
             session_id=notice.session_id,
             mode="steer",
             kind="synthetic",

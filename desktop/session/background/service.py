@@ -116,7 +116,8 @@ class BackgroundWork:
             return  # the call ran again (adopted on resume): it already owns its marker
         results = await self._start_shell(ctx, state, command)
         moved = await self.jobs.background(state.key)
-        assert moved is not None and moved.notification_id is not None
+        assert moved is not None
+        assert moved.notification_id is not None
         self._spawn(self._notify_shell(state.key, results))
 
     async def shell_foreground(self, ctx: ShellContext, state: JobState, command: str) -> bool:
