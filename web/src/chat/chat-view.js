@@ -78,7 +78,8 @@ function MessageList({ store, thread, busy }) {
     getScrollElement: () => scroller.current,
     estimateSize: (i) => estimate(thread.messages.get(idsRef.current[i])?.peek()),
     getItemKey: (i) => idsRef.current[i],
-    overscan: 4,
+    overscan: 3,
+    useAnimationFrameWithResizeObserver: true, // one measuring pass per frame, not per callback
     paddingStart: 8,
     paddingEnd: 16,
     anchorTo: "end",
