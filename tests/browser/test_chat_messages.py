@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, Route, expect
 
 from tests.browser.chat_helpers import (
     MODEL,
@@ -146,15 +146,26 @@ def test_latest_fifty_first_then_older_pages_on_scroll_keeping_the_view_still(
     scroller = page.locator(".chat-scroll")
     # Scroll near the top, which asks for the older page; the message on screen must stay put
     # when the page is prepended above it.
+    # The older page is held back until the message on screen has been measured (the list
+    # renders the rows for a new scroll position a frame later).
+    held: list[Route] = []
+    page.route("**/message?*before=*", lambda route: held.append(route))
+    with page.expect_request("**/message?*before=*"):
+        scroller.evaluate("(el) => { el.scrollTop = 300 }")
+    assert held, "the older page's read was not held back"
     anchor, top_before = scroller.evaluate(
-        """(el) => {
-            el.scrollTop = 300
+        """async (el) => {
+            const frame = () => new Promise((resolve) => requestAnimationFrame(resolve))
+            await frame()
+            await frame()
             const view = el.getBoundingClientRect()
             const shown = [...el.querySelectorAll('.chat-messages .message')]
                 .find((m) => m.getBoundingClientRect().top >= view.top)
             return [shown.dataset.id, shown.getBoundingClientRect().top]
         }"""
     )
+    held[0].continue_()
+    page.unroute("**/message?*before=*")
     page.wait_for_function("() => window.__desk.chat().listed.length >= 100")
     top_after = page.evaluate(
         """async (id) => {

@@ -92,6 +92,16 @@ function MessageList({ store, thread, busy }) {
     onChange: () => setTick((n) => n + 1),
   })
   const v = virtual.current
+  // An older page going in above: the first message on screen and how far the view is into it,
+  // read before the new count applies. The virtualiser's own anchoring does not always hold
+  // (it skips while a programmatic scroll is unconfirmed); the layout effect corrects what is left.
+  const shown = useRef({ first: null, count: 0 })
+  let anchor = null
+  if (scroller.current && shown.current.count > 0 && ids.length > shown.current.count && ids[0] !== shown.current.first) {
+    const offset = scroller.current.scrollTop
+    const item = v.getVirtualItems().find((it) => it.end > offset)
+    if (item) anchor = { key: item.key, delta: offset - item.start }
+  }
   v.setOptions({ ...v.options, count: ids.length })
 
   const opened = useRef(false)
@@ -107,9 +117,22 @@ function MessageList({ store, thread, busy }) {
     v._willUpdate()
     if (!opened.current && ids.length > 0) {
       opened.current = true
-      v.scrollToIndex(ids.length - 1, { align: "end" }) // first page: start at the newest message
+      // First page: start at the newest message. A plain scroll, not scrollToIndex: that one
+      // keeps reconciling towards its target, and while it does the virtualiser skips keeping
+      // the view still when an older page goes in. Measuring corrects it (pinned at the end).
+      const el = scroller.current
+      el.scrollTop = el.scrollHeight
     }
   })
+
+  useLayoutEffect(() => {
+    if (anchor) {
+      const start = v.getMeasurements()[ids.indexOf(anchor.key)]?.start
+      const el = scroller.current
+      if (start !== undefined && Math.abs(el.scrollTop - (start + anchor.delta)) > 1) el.scrollTop = start + anchor.delta
+    }
+    shown.current = { first: ids[0] ?? null, count: ids.length }
+  }, [ids])
 
   const maybeLoadOlder = () => {
     const el = scroller.current
