@@ -152,6 +152,12 @@ def test_latest_fifty_first_then_older_pages_on_scroll_keeping_the_view_still(
     page.route("**/message?*before=*", lambda route: held.append(route))
     with page.expect_request("**/message?*before=*"):
         scroller.evaluate("(el) => { el.scrollTop = 300 }")
+    # The route handler may run after the request event: pump Playwright's events a frame at a
+    # time until it has.
+    for _ in range(600):
+        if held:
+            break
+        page.evaluate("() => new Promise((resolve) => requestAnimationFrame(resolve))")
     assert held, "the older page's read was not held back"
     anchor, top_before = scroller.evaluate(
         """async (el) => {
