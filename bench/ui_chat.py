@@ -41,6 +41,7 @@ PAINT = """async (id) => {
     for (;;) {
         await frame()
         const chat = window.__desk.chat()
+        // virtualised: the few messages on screen
         const shown = document.querySelectorAll('.chat-messages .message').length
         const empty = document.querySelector('.chat-empty')
         if (chat.active === id && chat.state === 'ready' && (shown > 0 || empty)) break

@@ -32,12 +32,23 @@ def open_chat(page: Page, service: Service, session_id: str) -> None:
     wait_rendered(page)
 
 
+# The rendered messages (the list is virtualised: only those near the viewport are in the DOM)
+# must be a run of the list's order, in order.
+RENDERED_IN_ORDER = """() => {
+    const chat = window.__desk.chat()
+    const listed = chat.listed
+    const shown = [...document.querySelectorAll('.chat-messages .message')].map((m) => m.dataset.id)
+    if (listed.length !== chat.messages.length) return false
+    if (listed.some((id, i) => id !== chat.messages[i].id)) return false
+    if (listed.length > 0 && shown.length === 0) return false
+    const start = listed.indexOf(shown[0])
+    return shown.every((id, i) => listed[start + i] === id)
+}"""
+
+
 def wait_rendered(page: Page) -> None:
-    """Until every loaded message is in the DOM (a page renders over a few frames)."""
-    page.wait_for_function(
-        "() => document.querySelectorAll('.chat-messages .message').length"
-        " === window.__desk.chat().messages.length"
-    )
+    """Until the list holds every loaded message and the rendered ones are a run of it."""
+    page.wait_for_function(RENDERED_IN_ORDER)
 
 
 def chat_state(page: Page) -> dict[str, Any]:
@@ -45,9 +56,9 @@ def chat_state(page: Page) -> dict[str, Any]:
 
 
 def message_ids(page: Page) -> list[str]:
-    return page.evaluate(  # type: ignore[no-any-return]
-        "() => [...document.querySelectorAll('.chat-messages .message')].map((m) => m.dataset.id)"
-    )
+    """The list's message ids in order, once the rendered messages agree with it."""
+    wait_rendered(page)
+    return page.evaluate("() => window.__desk.chat().listed")  # type: ignore[no-any-return]
 
 
 __all__ = [

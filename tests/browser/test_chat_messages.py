@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, Route, expect
 
 from tests.browser.chat_helpers import (
     MODEL,
@@ -147,19 +147,43 @@ def test_latest_fifty_first_then_older_pages_on_scroll_keeping_the_view_still(
     scroller = page.locator(".chat-scroll")
     # Scroll near the top, which asks for the older page; the message on screen must stay put
     # when the page is prepended above it.
-    top_before = scroller.evaluate(
-        """(el) => {
-            el.scrollTop = 300
-            return el.querySelector("[data-id='u080']").getBoundingClientRect().top
+    # The older page is held back until the message on screen has been measured (the list
+    # renders the rows for a new scroll position a frame later).
+    held: list[Route] = []
+    page.route("**/message?*before=*", lambda route: held.append(route))
+    with page.expect_request("**/message?*before=*"):
+        scroller.evaluate("(el) => { el.scrollTop = 300 }")
+    # The route handler may run after the request event: pump Playwright's events a frame at a
+    # time until it has.
+    for _ in range(600):
+        if held:
+            break
+        page.evaluate("() => new Promise((resolve) => requestAnimationFrame(resolve))")
+    assert held, "the older page's read was not held back"
+    anchor, top_before = scroller.evaluate(
+        """async (el) => {
+            const frame = () => new Promise((resolve) => requestAnimationFrame(resolve))
+            await frame()
+            await frame()
+            const view = el.getBoundingClientRect()
+            const shown = [...el.querySelectorAll('.chat-messages .message')]
+                .find((m) => m.getBoundingClientRect().top >= view.top)
+            return [shown.dataset.id, shown.getBoundingClientRect().top]
         }"""
     )
-    page.wait_for_function(
-        "() => document.querySelectorAll('.chat-messages .message').length >= 100"
-    )
+    held[0].continue_()
+    page.unroute("**/message?*before=*")
+    page.wait_for_function("() => window.__desk.chat().listed.length >= 100")
     top_after = page.evaluate(
-        "() => document.querySelector(\"[data-id='u080']\").getBoundingClientRect().top"
+        """async (id) => {
+            const frame = () => new Promise((resolve) => requestAnimationFrame(resolve))
+            await frame()
+            await frame()
+            return document.querySelector(`[data-id='${id}']`).getBoundingClientRect().top
+        }""",
+        anchor,
     )
-    assert abs(top_after - top_before) < 2, (top_before, top_after)
+    assert abs(top_after - top_before) < 2, (anchor, top_before, top_after)
     assert message_ids(page)[-100:] == [f"u{n:03d}" for n in range(30, 130)]
     # Keep scrolling up until the beginning of the session.
     for _ in range(20):
@@ -167,8 +191,7 @@ def test_latest_fifty_first_then_older_pages_on_scroll_keeping_the_view_still(
             break
         scroller.evaluate("(el) => { el.scrollTop = 0; }")
         page.wait_for_function(
-            "(n) => document.querySelectorAll('.chat-messages .message').length > n"
-            " || window.__desk.chat().olderDone",
+            "(n) => window.__desk.chat().listed.length > n || window.__desk.chat().olderDone",
             arg=len(message_ids(page)),
         )
     assert message_ids(page) == [f"u{n:03d}" for n in range(130)]

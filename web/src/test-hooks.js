@@ -1,6 +1,7 @@
 // window.__desk: read-only views of the UI state for browser tests and benchmarks. It exposes
 // no tickets, tokens or attachment ids.
 
+import { listedIds } from "./chat/chat-view.js"
 import { groupKeyOf, groupLabel } from "./terminals/groups.js"
 
 export function installTestHooks({ connection, terminals, chat, isOfflineReady }) {
@@ -109,6 +110,7 @@ export function installTestHooks({ connection, terminals, chat, isOfflineReady }
         state: thread?.state.value ?? null,
         messages: thread ? thread.list() : [],
         olderDone: thread?.older.value.done ?? null,
+        listed: listedIds(), // the message list's order; only those near the viewport are in the DOM
         position: connection.position,
       }
     },

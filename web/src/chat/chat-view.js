@@ -5,12 +5,19 @@ import { useLayoutEffect, useRef, useState } from "preact/hooks"
 import { html } from "./html.js"
 import { SessionStatusIcon } from "./icons.js"
 import { MessageItem } from "./messages.js"
+import { elementScroll, measureElement, observeElementOffset, observeElementRect, Virtualizer } from "@tanstack/virtual-core"
 
 /** Start loading the previous page while this many pixels of history are still above. */
 const OLDER_MARGIN = 800
 const STICK_MARGIN = 40
-/** Messages a chunk renders per animation frame: a page at once blocked the page for 50+ ms. */
-const SLICE = 10
+
+/** The open list's virtualiser, for the test hooks' view of what the list holds. */
+let openList = null
+
+/** Message ids in the open list's order (rendered or not), as the virtualiser holds them. */
+export function listedIds() {
+  return openList ? openList.getMeasurements().map((item) => item.key) : []
+}
 
 // ---- slots for the agent issue ----------------------------------------------------------------
 
@@ -40,88 +47,124 @@ async function copyCode(button) {
   setTimeout(() => (button.textContent = "Copy"), 1500)
 }
 
-/**
- * One page's messages: a chunk re-renders alone when a live message joins it. A new chunk
- * renders SLICE messages per frame, newest first (nearest the reader); Chromium's scroll
- * anchoring keeps the view still as older ones appear above. Each message is laid out in
- * full once ("measured" two frames later, after its size was recorded), then
- * content-visibility skips it off screen at its remembered size.
- */
-function Chunk({ chunk, thread, store, busy }) {
-  const ids = chunk.ids.value
-  const [pending, setPending] = useState(() => Math.max(0, ids.length - SLICE)) // oldest ids not rendered yet
-  const ref = useRef(null)
-  useLayoutEffect(() => {
-    const root = ref.current
-    const fresh = root.querySelectorAll(".message:not(.measured)")
-    const complete = pending === 0
-    const frames = [0, 0]
-    frames[0] = requestAnimationFrame(() => {
-      frames[1] = requestAnimationFrame(() => {
-        fresh.forEach((m) => m.classList.add("measured"))
-        if (complete) root.classList.add("measured")
-      })
-      if (!complete) setPending((p) => Math.max(0, p - SLICE))
-    })
-    return () => frames.forEach(cancelAnimationFrame)
-  }, [pending, ids])
-  return html`<div class="chat-chunk" ref=${ref}>
-    ${ids.slice(pending).map((id) => html`<${MessageItem} key=${id} sig=${thread.messages.get(id)} thread=${thread} store=${store} busy=${busy} />`)}
-  </div>`
+/** A first guess at a message's height before it is measured (the virtualiser corrects it). */
+function estimate(message) {
+  if (!message) return 80
+  if (message.type === "user" || message.type === "synthetic") return 48
+  const text = message.content?.map((p) => p.text ?? "").join("") ?? ""
+  return 60 + 20 * Math.min(40, text.split("\n").length)
 }
 
+/**
+ * The message list, virtualised (@tanstack/virtual-core): only the messages near the viewport
+ * are in the DOM, each measured as it renders (ResizeObserver), so 10,000 messages cost what
+ * 30 do (content-visibility per page still left 80 ms style/layout tasks). The scroll rules
+ * are the virtualiser's own (`anchorTo: "end"`, the chat's shape): the first page opens at the
+ * newest message; an older page prepended above keeps the message on screen where it was
+ * (sizes are cached by message id, not index); while the reader is at the bottom, an appended
+ * message or a growing (streaming) one keeps the view pinned there.
+ */
 function MessageList({ store, thread, busy }) {
   const scroller = useRef(null)
-  const previous = useRef({ first: null, last: null, count: 0 })
+  const [, setTick] = useState(0)
   const ids = thread.ids.value
   const older = thread.older.value
-  // Read during render, before Preact commits: the layout effect compares against it. The
-  // oldest loaded message is the anchor an older page is prepended above.
-  const firstBefore = scroller.current?.querySelector(".chat-messages .message")
-  const anchorTop = firstBefore?.getBoundingClientRect().top ?? 0
-  const wasAtBottom = scroller.current
-    ? scroller.current.scrollHeight - scroller.current.scrollTop - scroller.current.clientHeight < STICK_MARGIN
-    : true
+  const idsRef = useRef(ids)
+  idsRef.current = ids
+
+  const virtual = useRef(null)
+  virtual.current ??= new Virtualizer({
+    count: ids.length,
+    getScrollElement: () => scroller.current,
+    estimateSize: (i) => estimate(thread.messages.get(idsRef.current[i])?.peek()),
+    getItemKey: (i) => idsRef.current[i],
+    overscan: 3,
+    useAnimationFrameWithResizeObserver: true, // one measuring pass per frame, not per callback
+    paddingStart: 8,
+    paddingEnd: 16,
+    anchorTo: "end",
+    followOnAppend: true,
+    scrollEndThreshold: STICK_MARGIN,
+    scrollToFn: elementScroll,
+    observeElementRect,
+    observeElementOffset,
+    measureElement,
+    onChange: () => setTick((n) => n + 1),
+  })
+  const v = virtual.current
+  // An older page going in above: the first message on screen and how far the view is into it,
+  // read before the new count applies. The virtualiser's own anchoring does not always hold
+  // (it skips while a programmatic scroll is unconfirmed); the layout effect corrects what is left.
+  const shown = useRef({ first: null, count: 0 })
+  let anchor = null
+  if (scroller.current && shown.current.count > 0 && ids.length > shown.current.count && ids[0] !== shown.current.first) {
+    const offset = scroller.current.scrollTop
+    const item = v.getVirtualItems().find((it) => it.end > offset)
+    if (item) anchor = { key: item.key, delta: offset - item.start }
+  }
+  v.setOptions({ ...v.options, count: ids.length })
+
+  const opened = useRef(false)
+  useLayoutEffect(() => {
+    openList = v
+    const unmount = v._didMount()
+    return () => {
+      if (openList === v) openList = null
+      unmount()
+    }
+  }, [])
+  useLayoutEffect(() => {
+    v._willUpdate()
+    if (!opened.current && ids.length > 0) {
+      opened.current = true
+      // First page: start at the newest message. A plain scroll, not scrollToIndex: that one
+      // keeps reconciling towards its target, and while it does the virtualiser skips keeping
+      // the view still when an older page goes in. Measuring corrects it (pinned at the end).
+      const el = scroller.current
+      el.scrollTop = el.scrollHeight
+    }
+  })
+
+  useLayoutEffect(() => {
+    if (anchor) {
+      const start = v.getMeasurements()[ids.indexOf(anchor.key)]?.start
+      const el = scroller.current
+      if (start !== undefined && Math.abs(el.scrollTop - (start + anchor.delta)) > 1) el.scrollTop = start + anchor.delta
+    }
+    shown.current = { first: ids[0] ?? null, count: ids.length }
+  }, [ids])
 
   const maybeLoadOlder = () => {
     const el = scroller.current
     if (el && el.scrollTop < OLDER_MARGIN) store.loadOlder(thread.sessionId)
   }
-
-  useLayoutEffect(() => {
-    const el = scroller.current
-    const before = previous.current
-    const first = ids[0] ?? null
-    const last = ids[ids.length - 1] ?? null
-    if (before.count === 0 && ids.length > 0) {
-      el.scrollTop = el.scrollHeight // first page: start at the newest message
-    } else if (first !== before.first && before.count > 0 && firstBefore?.isConnected) {
-      // An older page went in above: keep the anchor where it was on screen. (Chromium's
-      // scroll anchoring may have done it already; this corrects only what is left.)
-      el.scrollTop += firstBefore.getBoundingClientRect().top - anchorTop
-    } else if (last !== before.last && wasAtBottom) {
-      el.scrollTop = el.scrollHeight // a new message while reading the newest: follow it
-    }
-    previous.current = { first, last, count: ids.length }
-    maybeLoadOlder()
-  }, [ids])
+  useLayoutEffect(maybeLoadOlder, [ids])
 
   const onClick = (event) => {
     const button = event.target.closest?.(".code-copy")
     if (button) copyCode(button)
   }
 
-  return html`<div class="chat-scroll" ref=${scroller} onScroll=${maybeLoadOlder} onClick=${onClick} tabindex="0" aria-label="Messages">
-    <div class="chat-older" aria-live="polite">
+  const items = v.getVirtualItems()
+  const state = thread.state.value
+  return html`<div class="chat-older" aria-live="polite">
       ${older.loading ? "Loading older messages…" : older.done && ids.length > 0 ? "Beginning of the session" : ""}
     </div>
-    ${thread.state.value === "loading" && ids.length === 0 && html`<p class="placeholder">Loading…</p>`}
-    ${thread.state.value === "error" && html`<p class="form-error" role="alert">Could not load messages: ${thread.error.value}</p>`}
-    ${thread.state.value === "ready" && ids.length === 0 && html`<p class="placeholder chat-empty">No messages yet.</p>`}
-    <div class="chat-messages" role="feed" aria-busy=${thread.state.value === "loading" ? "true" : "false"}>
-      ${thread.chunks.value.map((chunk) => html`<${Chunk} key=${chunk.key} chunk=${chunk} thread=${thread} store=${store} busy=${busy} />`)}
-    </div>
-  </div>`
+    <div class="chat-scroll" ref=${scroller} onScroll=${maybeLoadOlder} onClick=${onClick} tabindex="0" aria-label="Messages">
+      ${state === "loading" && ids.length === 0 && html`<p class="placeholder">Loading…</p>`}
+      ${state === "error" && html`<p class="form-error" role="alert">Could not load messages: ${thread.error.value}</p>`}
+      ${state === "ready" && ids.length === 0 && html`<p class="placeholder chat-empty">No messages yet.</p>`}
+      <div class="chat-messages" role="feed" aria-busy=${state === "loading" ? "true" : "false"} data-count=${ids.length}
+        style=${{ height: `${v.getTotalSize()}px` }}>
+        <div class="chat-window" style=${{ transform: `translateY(${items[0]?.start ?? 0}px)` }}>
+          ${items.map(
+            (item) => html`<div class="chat-row" key=${item.key} data-index=${item.index} ref=${v.measureElement}>
+              <${MessageItem} sig=${thread.messages.get(item.key)} thread=${thread} store=${store} busy=${busy} />
+            </div>`,
+          )}
+        </div>
+      </div>
+    </div>`
 }
 
 export function ChatView({ store }) {

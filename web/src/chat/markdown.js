@@ -62,6 +62,24 @@ export function renderMarkdown(text) {
   return sanitize(md.render(source, env))
 }
 
+/** Rendered markup of finished texts, newest last: a virtualised list renders a message again
+ * each time it scrolls back into view, and parsing + sanitising is most of that cost. */
+const rendered = new Map()
+const RENDERED_MAX = 500
+
+/** renderMarkdown for a finished text, remembered (the markup is immutable TrustedHTML). */
+export function renderMarkdownCached(text) {
+  let markup = rendered.get(text)
+  if (markup === undefined) {
+    markup = renderMarkdown(text)
+    if (rendered.size >= RENDERED_MAX) rendered.delete(rendered.keys().next().value)
+  } else {
+    rendered.delete(text)
+  }
+  rendered.set(text, markup)
+  return markup
+}
+
 /** Adds a copy button to every code block under `root` that lacks one (our DOM, not the model's). */
 export function decorate(root) {
   for (const pre of root.querySelectorAll("pre")) {

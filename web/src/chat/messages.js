@@ -5,7 +5,7 @@ import { useLayoutEffect, useRef, useState } from "preact/hooks"
 import { editable } from "./apply.js"
 import { html } from "./html.js"
 import { ToolStatusIcon } from "./icons.js"
-import { decorate, renderMarkdown, StreamingMarkdown } from "./markdown.js"
+import { decorate, renderMarkdownCached, StreamingMarkdown } from "./markdown.js"
 
 /** Assistant Markdown; `streaming` renders block-wise per animation frame, else all at once. */
 export function Markdown({ text, streaming = false }) {
@@ -23,7 +23,7 @@ export function Markdown({ text, streaming = false }) {
       stream.current = null
       return
     }
-    element.innerHTML = renderMarkdown(text) // renderMarkdown = markdown-it + sanitize()
+    element.innerHTML = renderMarkdownCached(text) // markdown-it + sanitize(), remembered
     decorate(element)
   }, [text, streaming])
   return html`<div class="markdown" ref=${ref}></div>`
