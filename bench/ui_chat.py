@@ -26,7 +26,13 @@ from playwright.sync_api import Page, sync_playwright
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.support.chat import create_session, history, publish  # noqa: E402
+from tests.support.chat import (  # noqa: E402
+    LOAD_EVERY_PAGE_SCRIPT,
+    SCROLL_THROUGH_SCRIPT,
+    create_session,
+    history,
+    publish,
+)
 from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS, sign_in  # noqa: E402
 from tests.support.service import Service  # noqa: E402
 
@@ -90,6 +96,13 @@ def main() -> None:
                 page.wait_for_function("() => window.__desk && window.__desk.state().connected")
                 page.wait_for_selector(f".session-item[data-id='{full}']")
                 loaded.append(first_paint(page, full))
+            # Scrolling the long history: the page's long tasks (over 50 ms) on the way.
+            page.reload()
+            page.wait_for_function("() => window.__desk && window.__desk.state().connected")
+            page.wait_for_selector(f".session-item[data-id='{full}']")
+            first_paint(page, full)
+            page.evaluate(LOAD_EVERY_PAGE_SCRIPT)
+            tasks, seen = page.evaluate(SCROLL_THROUGH_SCRIPT, 200)
             browser.close()
     finally:
         service.stop()
@@ -101,6 +114,11 @@ def main() -> None:
     print(f"{'empty session (baseline)':<46} {b:>10.1f}  {[round(x, 1) for x in baseline]}")
     print(f"{f'{args.messages}-message session':<46} {f:>10.1f}  {[round(x, 1) for x in loaded]}")
     print(f"ratio {f / b:.2f}x the empty session")
+    over = [t for t in tasks if t > 50]
+    print(
+        f"scroll through {seen} messages and back: {len(over)} tasks over 50 ms"
+        f" (longest {max(tasks, default=0)} ms; target: none)"
+    )
 
 
 if __name__ == "__main__":

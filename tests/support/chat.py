@@ -52,3 +52,54 @@ def history(count: int) -> list[tuple[str, dict[str, Any]]]:
             body += f"\n```python\ndef part_{n}(x):\n    return x * {n}\n```\n"
         events += assistant(f"a{n:05d}", body)
     return events
+
+
+# Scrolls a chat to the top until every page is in; returns how many messages are listed.
+LOAD_EVERY_PAGE_SCRIPT = """async () => {
+            const el = document.querySelector('.chat-scroll')
+            const frame = () => new Promise((resolve) => requestAnimationFrame(resolve))
+            const done = () => {
+                const chat = window.__desk.chat()
+                const all = chat.listed.length === chat.messages.length
+                return chat.olderDone && el.scrollTop === 0 && all
+            }
+            for (let i = 0; i < 100000 && !done(); i++) {
+                el.scrollTop = 0
+                await frame()
+            }
+            return window.__desk.chat().listed.length
+        }"""
+
+# Scrolls through the whole list and back, `step` px per frame, watching long tasks
+# (PerformanceObserver 'longtask'); returns [task durations in ms, messages rendered].
+SCROLL_THROUGH_SCRIPT = """async (step) => {
+            const el = document.querySelector('.chat-scroll')
+            const frame = () => new Promise((resolve) => requestAnimationFrame(resolve))
+            await frame()
+            await frame()
+            const tasks = []
+            // The list is virtualised: every message must be rendered at some point on the way.
+            const seen = new Set()
+            const look = () => {
+                const shown = el.querySelectorAll('.chat-messages .message')
+                for (const m of shown) seen.add(m.dataset.id)
+            }
+            const observer = new PerformanceObserver((list) => {
+                for (const entry of list.getEntries()) tasks.push(Math.round(entry.duration))
+            })
+            observer.observe({ type: 'longtask' })
+            const bottom = () => el.scrollTop + el.clientHeight >= el.scrollHeight - 2
+            for (let i = 0; i < 100000 && !bottom(); i++) {
+                el.scrollBy(0, step)
+                await frame()
+                look()
+            }
+            for (let i = 0; i < 100000 && el.scrollTop > 0; i++) {
+                el.scrollBy(0, -step)
+                await frame()
+                look()
+            }
+            await frame()
+            observer.disconnect()
+            return [tasks, seen.size]
+        }"""
