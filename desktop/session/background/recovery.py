@@ -39,6 +39,7 @@ from desktop.session.background import notices
 from desktop.session.background.markers import Marker, ShellRecovery, SubagentRecovery
 from desktop.session.background.notices import Notice
 from desktop.session.background.registry import JobInfo, JobRegistry
+from desktop.session.background.tasks import OwnedTasks
 from desktop.session.bus import DurableBus, draft
 from desktop.session.recovery import RESUME_BUDGET, recover_claims
 from desktop.store import sessions as q
@@ -110,28 +111,16 @@ class BackgroundRecovery:
         self.budget = budget
         # Parents whose own resume is still to come: notices to them must not wake them.
         self._suspended: set[str] = set()
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = OwnedTasks(_log, "background recovery task failed")
 
     async def _read(self, fn: Callable[[sqlite3.Connection], object]) -> object:
         return await self.store.run(lambda: fn(self.store.connection()))
 
     def _spawn(self, work: Awaitable[None]) -> None:
-        async def run() -> None:
-            try:
-                await work
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                _log.exception("background recovery task failed")
-
-        task = asyncio.create_task(run())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(work)
 
     async def close(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._tasks.close()
 
     async def _admit(self, notice: Notice, report: Report | None, *, wake: bool) -> None:
         woken = self.runner.wake if wake and notice.session_id not in self._suspended else None

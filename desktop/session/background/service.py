@@ -12,7 +12,6 @@ routes share.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable
 from typing import Any, Protocol
@@ -31,6 +30,7 @@ from desktop.session.background.recovery import (
     shell_result_notice,
 )
 from desktop.session.background.registry import JobInfo, JobRegistry
+from desktop.session.background.tasks import OwnedTasks
 from desktop.session.bus import DurableBus
 from desktop.session.errors import SessionError
 from desktop.tools.shell import JobResult, JobState, ShellContext, result_text
@@ -86,25 +86,13 @@ class BackgroundWork:
         self.host = host
         self.jobs = JobRegistry(MarkerStore(bus.store))
         self.recovery = BackgroundRecovery(bus, self.jobs, runner, host=host)
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = OwnedTasks(_log, "a background notice failed")
 
     def _spawn(self, work: Awaitable[None]) -> None:
-        async def run() -> None:
-            try:
-                await work
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                _log.exception("a background notice failed")
-
-        task = asyncio.create_task(run())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(work)
 
     async def close(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._tasks.close()
         await self.recovery.close()
         await self.jobs.close()
 
