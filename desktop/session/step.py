@@ -40,6 +40,12 @@ from desktop.session.tools_exec import PendingCall
 
 log = logging.getLogger("desk.session.step")
 
+# A streamed delta's block kind and the ephemeral event that carries it to the page.
+_DELTAS: dict[type[TextDelta | ReasoningDelta], tuple[str, str]] = {
+    TextDelta: ("text", "session.text.delta"),
+    ReasoningDelta: ("reasoning", "session.reasoning.delta"),
+}
+
 AGENT = "build"
 PREFLIGHT = "internal.preflight"
 
@@ -189,22 +195,15 @@ async def _stream(
             if not streamed:
                 streamed = True
                 await bus.publish(draft(session_id, "session.step.streamed", {"message_id": mid}))
-            if isinstance(event, TextDelta):
-                if blocks.kind != "text" and blocks.pieces:
-                    await bus.publish(blocks.add("text", event.text))
+            if isinstance(event, TextDelta | ReasoningDelta):
+                kind, ephemeral = _DELTAS[type(event)]
+                if blocks.kind != kind and blocks.pieces:
+                    # A block of the other kind ends here: it becomes durable.
+                    await bus.publish(blocks.add(kind, event.text))
                 else:
-                    blocks.add("text", event.text)
+                    blocks.add(kind, event.text)
                 fanout.publish(
-                    "session.text.delta",
-                    {"session_id": session_id, "data": {"message_id": mid, "delta": event.text}},
-                )
-            elif isinstance(event, ReasoningDelta):
-                if blocks.kind != "reasoning" and blocks.pieces:
-                    await bus.publish(blocks.add("reasoning", event.text))
-                else:
-                    blocks.add("reasoning", event.text)
-                fanout.publish(
-                    "session.reasoning.delta",
+                    ephemeral,
                     {"session_id": session_id, "data": {"message_id": mid, "delta": event.text}},
                 )
             elif isinstance(event, ToolCallStarted):
