@@ -100,11 +100,16 @@ def test_exit_shows_in_the_pane_with_restart_and_close(page: Page, service: Serv
     expect(line.get_by_role("button", name="Restart")).to_be_visible()
     expect(line.get_by_role("button", name="Close")).to_be_visible()
     # The line sits below the terminal's last row, not over it.
-    screen_bottom = page.locator(f"#pane-{failing} .xterm-screen").bounding_box()
-    line_box = line.bounding_box()
-    assert screen_bottom
-    assert line_box
-    assert screen_bottom["y"] + screen_bottom["height"] <= line_box["y"] + 0.5
+    screen = page.locator(f"#pane-{failing} .xterm-screen")
+
+    def line_below_screen() -> bool:
+        screen_box, line_box = screen.bounding_box(), line.bounding_box()
+        assert screen_box
+        assert line_box
+        return bool(screen_box["y"] + screen_box["height"] <= line_box["y"] + 0.5)
+
+    # The renderer redraws its box on its next frame: wait for that, never for a fixed time.
+    wait_until(line_below_screen, what="the exit line sits below the terminal's last row")
     assert buffer_lines(page, failing)[-2:] == ["$ exit 3", "exit"]
     # The error icon is a closed shape (a triangle), not a second ✕ next to the close button.
     icon = page.get_by_role("img", name="Exited with code 3")

@@ -236,7 +236,11 @@ export class TerminalTab {
         this.term.write("\x1b[?25l")
       }
     }
-    if (this.exitEl.hidden === exited) this.exitEl.hidden = !exited
+    if (this.exitEl.hidden === exited) {
+      this.exitEl.hidden = !exited
+      // Refit now, not after the resize debounce: the line must never cover the last rows.
+      this.fitExited()
+    }
   }
 
   /** Called when the tab becomes the visible one. */
