@@ -16,6 +16,7 @@ from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_
 
 from desktop.process.liveness import is_alive
 from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS
+from tests.support.fake_provider_thread import ThreadedFakeProvider, threaded_fake_provider
 from tests.support.service import DIST, WEB, Service
 from tests.support.wait import wait_until
 
@@ -87,8 +88,9 @@ def browser(playwright_instance: Playwright) -> Iterator[Browser]:
     instance.close()
 
 
-@pytest.fixture
-def service(built_ui: Path) -> Iterator[Service]:
+@contextlib.contextmanager
+def running_service() -> Iterator[Service]:
+    """A real `desk serve` on fresh dirs; afterwards it and its PTY host are ended."""
     base = Path(tempfile.mkdtemp(prefix="desk-b-", dir="/tmp"))
     svc = Service(data_dir=base / "data", runtime_dir=base / "run")
     svc.runtime_dir.mkdir(mode=0o700)
@@ -108,3 +110,33 @@ def service(built_ui: Path) -> Iterator[Service]:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(host_pid, signal.SIGKILL)
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def service(built_ui: Path) -> Iterator[Service]:
+    """A service with no model provider configured."""
+    with running_service() as svc:
+        yield svc
+
+
+@pytest.fixture
+def fake_provider() -> Iterator[ThreadedFakeProvider]:
+    """The strict fake model provider, on its own thread (it outlives service restarts)."""
+    with threaded_fake_provider() as fake:
+        yield fake
+
+
+@pytest.fixture
+def agent_service(built_ui: Path, fake_provider: ThreadedFakeProvider) -> Iterator[Service]:
+    """A service whose agent talks to `fake_provider`, configured through the real route."""
+    with running_service() as svc:
+        svc.request(
+            "PUT",
+            "/api/config/provider",
+            {
+                "provider": "openai-compatible",
+                "base_url": fake_provider.base_url,
+                "model": "fake-model",
+            },
+        )
+        yield svc
