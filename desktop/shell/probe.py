@@ -52,6 +52,9 @@ STATE_SCRIPT = """
     origin: location.origin,
     path: location.pathname,
     token_in_url: location.href.indexOf('token=') >= 0,
+    // The window's folder bridge reached the page (desktop/shell/folder_bridge.py).
+    folder_dialog: !!(window.pywebview && window.pywebview.state &&
+      window.pywebview.state.folder_dialog === true),
     title: document.title
   });
 })()
@@ -68,6 +71,20 @@ PAINT_SCRIPT = """
   return 'true';
 })()
 """
+# Opens the new-session dialog and presses Browse… once it is there; true once pressed.
+OPEN_BROWSE_SCRIPT = """
+(function () {
+  var browse = Array.prototype.find.call(document.querySelectorAll('.new-session-dialog button'),
+    function (b) { return b.textContent.indexOf('Browse') === 0; });
+  if (browse) { browse.click(); return 'true'; }
+  var open = document.getElementById('new-session');
+  if (open && !document.querySelector('.new-session-dialog')) open.click();
+  return 'false';
+})()
+"""
+FOLDER_FIELD_SCRIPT = (
+    "JSON.stringify((document.getElementById('new-session-folder') || {}).value || '')"
+)
 PAINTED_SCRIPT = "JSON.stringify(!!(window.__deskProbe && window.__deskProbe.painted))"
 
 
@@ -103,8 +120,10 @@ class WindowProbe:
         autoclose: bool,
         timeout: float,
         gui_caller: GuiCaller | None,
+        pick_folder: bool = False,
     ) -> None:
         self.path = path
+        self.pick_folder = pick_folder
         self.autoclose = autoclose
         self.timeout = timeout
         self.gui_caller = gui_caller
@@ -120,6 +139,7 @@ class WindowProbe:
             autoclose=os.environ.get("DESK_WINDOW_AUTOCLOSE") == "1",
             timeout=timeout,
             gui_caller=gui_caller,
+            pick_folder=os.environ.get("DESK_WINDOW_PROBE_FOLDER") == "1",
         )
 
     @property
@@ -133,6 +153,8 @@ class WindowProbe:
         errors: list[str] = []
         try:
             report.update(self._observe(window, started, errors))
+            if self.pick_folder:
+                report["folder_picked"] = self._pick_folder(window, started, errors)
             report["screenshot"] = self._screenshot(window, report, errors)
         except Exception as exc:  # the report must be written whatever happened
             errors.append(f"{type(exc).__name__}: {exc}")
@@ -156,12 +178,13 @@ class WindowProbe:
             painted = state.get("first_paint") is not None
             # The terminal list has loaded (UIs without that flag count as loaded).
             listed = (state.get("state") or {}).get("loaded") is not False
-            if state.get("connected") and ready and painted and listed:
+            bridged = state.get("folder_dialog")
+            if state.get("connected") and ready and painted and listed and bridged:
                 break
             if time.monotonic() > deadline:
                 errors.append(
-                    "timed out waiting for connected, a ready service worker, the terminal list"
-                    " and a first paint"
+                    "timed out waiting for connected, a ready service worker, the terminal list,"
+                    " the folder bridge and a first paint"
                 )
                 break
             time.sleep(0.05)
@@ -179,6 +202,24 @@ class WindowProbe:
             "loaded_ms": round(loaded_ms, 1),
             **_first_paint(state),
         }
+
+    def _pick_folder(self, window: Any, started: float, errors: list[str]) -> str | None:
+        """Asks for a folder as a person does (New session, then Browse…) and returns what the
+        folder field holds once the native dialog is answered (the test answers it)."""
+        deadline = started + self.timeout
+        while not _run_json(window, OPEN_BROWSE_SCRIPT):
+            if time.monotonic() > deadline:
+                errors.append("the new-session dialog offered no Browse… button")
+                return None
+            time.sleep(0.05)
+        while True:
+            value = _run_json(window, FOLDER_FIELD_SCRIPT)
+            if value:
+                return str(value)
+            if time.monotonic() > deadline:
+                errors.append("the folder field was never filled")
+                return None
+            time.sleep(0.05)
 
     def _screenshot(self, window: Any, report: dict[str, object], errors: list[str]) -> str | None:
         if self.gui_caller is None:
@@ -214,7 +255,7 @@ def _run_json(window: Any, script: str) -> Any:
     return json.loads(raw) if isinstance(raw, str) else None
 
 
-_REPORTED = ("has_state", "state", "origin", "path", "token_in_url", "title")
+_REPORTED = ("has_state", "state", "origin", "path", "token_in_url", "title", "folder_dialog")
 
 
 def _first_paint(state: dict[str, Any]) -> dict[str, object]:

@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from desktop.config import Settings, ensure_private_dir, web_dist_dir
 from desktop.process.lock import FileLock
+from desktop.shell.folder_bridge import FolderBridge
 from desktop.shell.geometry import (
     MIN_HEIGHT,
     MIN_WIDTH,
@@ -167,29 +168,16 @@ def login_url(info: dict[str, object]) -> str:
 STARTING_PAGE = '<!doctype html><meta name="color-scheme" content="light dark"><title>Desk</title>'
 
 
-class WindowApi:
-    """What the page may ask of the window (`window.pywebview.api.<name>`): the native folder
-    dialog for a new session's working folder. Nothing else: the page renders untrusted
-    model output, so this surface stays as small as a dialog the user must answer."""
+def choose_folder(window: Any, start: str | None) -> str | None:
+    """The folder the user chose in the native dialog, or None when cancelled."""
+    import webview
 
-    def __init__(self) -> None:
-        self._window: Any = None
-
-    def attach(self, window: Any) -> None:
-        self._window = window
-
-    def pick_folder(self, start: str | None = None) -> str | None:
-        """The folder the user chose, or None when cancelled."""
-        import webview
-
-        if self._window is None:
-            return None
-        directory = start if isinstance(start, str) and os.path.isdir(start) else ""
-        chosen = self._window.create_file_dialog(webview.FileDialog.FOLDER, directory=directory)
-        if not chosen:
-            return None
-        first = chosen[0] if isinstance(chosen, list | tuple) else chosen
-        return str(first) if first else None
+    directory = start if start is not None and os.path.isdir(start) else ""
+    chosen = window.create_file_dialog(webview.FileDialog.FOLDER, directory=directory)
+    if not chosen:
+        return None
+    first = chosen[0] if isinstance(chosen, list | tuple) else chosen
+    return str(first) if first else None
 
 
 def _show(settings: Settings, starter: ServiceStarter, gui: Gui) -> int:
@@ -199,7 +187,6 @@ def _show(settings: Settings, starter: ServiceStarter, gui: Gui) -> int:
     saved = load_geometry(path)
     tracker = GeometryTracker(saved, path)
     initial = _first_placement(saved, gui)
-    api = WindowApi()
     window: Any = webview.create_window(
         TITLE,
         html=STARTING_PAGE,
@@ -209,9 +196,9 @@ def _show(settings: Settings, starter: ServiceStarter, gui: Gui) -> int:
         y=initial.y,
         maximized=initial.maximized,
         min_size=(MIN_WIDTH, MIN_HEIGHT),
-        js_api=api,
     )
-    api.attach(window)
+    # No js_api: pywebview's bridge needs eval, which the UI's CSP refuses (folder_bridge.py).
+    FolderBridge(window.state, lambda start: choose_folder(window, start)).attach()
     window.events.moved += tracker.moved
     window.events.resized += tracker.resized
     window.events.maximized += tracker.maximized

@@ -55,6 +55,8 @@ def test_window_shows_the_ui_connected_and_quits_clean(window: Window) -> None:
     assert report["sw_ready"] is True, "the UI registers its service worker"
     assert report["path"] == "/"
     assert report["token_in_url"] is False, "the login redirect drops the token from the URL"
+    # The folder bridge works under the page's CSP: the native folder dialog is offered.
+    assert report["folder_dialog"] is True
     screenshot = report["screenshot"]
     assert isinstance(screenshot, str)
     assert distinct_colours(Path(screenshot)) >= 3, "the screenshot is blank"
@@ -79,6 +81,34 @@ def test_window_shows_the_ui_connected_and_quits_clean(window: Window) -> None:
     assert again["origin"] == report["origin"]
     assert again["service_pid"] != report["service_pid"]
     assert_nothing_left(window, again)
+
+
+def window_named(display: str, pattern: str) -> str:
+    """The first X window whose name matches, or "" while there is none."""
+    try:
+        return xdotool(display, "search", "--name", pattern).split()[0]
+    except (subprocess.CalledProcessError, IndexError):
+        return ""
+
+
+def test_browse_fills_the_folder_from_the_native_dialog_under_the_pages_csp(
+    window: Window, tmp_path: Path
+) -> None:
+    chosen = tmp_path / "project"
+    chosen.mkdir()
+    process = window.launch(autoclose=True, pick_folder=True)
+    display = window.display.name
+    # The probe pressed Browse…: Qt's folder dialog opens; a person types a path and Enter.
+    dialog = wait_until(
+        lambda: window_named(display, "^Open folder$"), timeout=90, what="the native folder dialog"
+    )
+    xdotool(display, "windowfocus", "--sync", dialog)  # no window manager under Xvfb
+    xdotool(display, "type", "--delay", "5", str(chosen))
+    xdotool(display, "key", "Return")
+    finish(process)
+    report = window.report()
+    assert report["errors"] == [], report
+    assert report["folder_picked"] == str(chosen)
 
 
 def test_first_window_opens_centred_with_its_header_on_screen(window: Window) -> None:

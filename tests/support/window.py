@@ -19,7 +19,7 @@ class Window:
     display: Display
     probe_path: Path
 
-    def env(self, *, autoclose: bool) -> dict[str, str]:
+    def env(self, *, autoclose: bool, pick_folder: bool = False) -> dict[str, str]:
         env = {
             **self.desk.env,
             "DISPLAY": self.display.name,
@@ -32,13 +32,15 @@ class Window:
         env.pop("WAYLAND_DISPLAY", None)
         if autoclose:
             env["DESK_WINDOW_AUTOCLOSE"] = "1"
+        if pick_folder:  # the probe presses New session, then Browse…
+            env["DESK_WINDOW_PROBE_FOLDER"] = "1"
         return env
 
-    def launch(self, *, autoclose: bool) -> subprocess.Popen[str]:
+    def launch(self, *, autoclose: bool, pick_folder: bool = False) -> subprocess.Popen[str]:
         self.probe_path.unlink(missing_ok=True)
         return subprocess.Popen(
             desk_argv(),
-            env=self.env(autoclose=autoclose),
+            env=self.env(autoclose=autoclose, pick_folder=pick_folder),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
