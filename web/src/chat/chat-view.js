@@ -47,12 +47,31 @@ async function copyCode(button) {
   setTimeout(() => (button.textContent = "Copy"), 1500)
 }
 
-/** A first guess at a message's height before it is measured (the virtualiser corrects it). */
+/**
+ * A first guess at a message's height before it is measured (the virtualiser corrects it).
+ * The virtualiser asks for every unmeasured message each time a measurement lands (10,000
+ * asks per frame while scrolling a long history): the guess is remembered per message value,
+ * so the text is read once, not once per frame.
+ */
+const estimates = new WeakMap()
 function estimate(message) {
   if (!message) return 80
+  let size = estimates.get(message)
+  if (size === undefined) {
+    size = guess(message)
+    estimates.set(message, size)
+  }
+  return size
+}
+
+function guess(message) {
   if (message.type === "user" || message.type === "synthetic") return 48
-  const text = message.content?.map((p) => p.text ?? "").join("") ?? ""
-  return 60 + 20 * Math.min(40, text.split("\n").length)
+  let lines = 0
+  for (const part of message.content ?? []) {
+    const text = part.text ?? ""
+    for (let at = text.indexOf("\n"); at !== -1 && lines < 40; at = text.indexOf("\n", at + 1)) lines++
+  }
+  return 60 + 20 * Math.min(40, lines + 1)
 }
 
 /**
