@@ -153,11 +153,15 @@ async def test_a_shell_call_outlives_the_service_and_the_successor_records_done_
 async def test_three_kills_in_a_row_still_end_with_the_commands_real_result(
     settings: Settings, fake: FakeProvider, tmp_path: Path
 ) -> None:
-    service, sid = await begin(settings, fake, tmp_path, "sleep 6; echo done-$((6*7))")
+    # The command waits for a file, not a clock: three restarts take what they take.
+    go = tmp_path / "go"
+    command = f"while [ ! -e {go} ]; do sleep 0.05; done; echo done-$((6*7))"
+    service, sid = await begin(settings, fake, tmp_path, command)
     for _ in range(3):
         await service.kill()
         service = await start(tmp_path / "service.log")
         await until_job_running(settings, sid, "call_sh")
+    go.touch()
     try:
         await finish_adopted(service, sid, fake)
     finally:
