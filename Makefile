@@ -69,7 +69,7 @@ jstest: web/node_modules/.package-lock.json
 	cd web && npm test --silent
 
 pytest: setup-test
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --durations=20
 
 fast-tests: setup
 	$(BIN)/pytest -q -m "not browser and not desktop and not package"
