@@ -4,7 +4,9 @@
   splits SSE lines (the floor: HTTP + framing only);
 - deltas/s, end to end: the same N chunks through the service (provider client, runner,
   ephemeral delta events, fan-out) to an SSE client on /api/event, counted until the
-  step's durable `session.step.ended` arrives. Target: >= 0.5x bare.
+  step's durable `session.step.ended` arrives. Target: >= 0.5x bare. The service is a real
+  `desk serve` in its own process, as it runs for a person; the fake and the client share
+  this process in both figures, so the ratio is what the service in between costs.
 - per-step overhead: a step with 10 tool calls (`glob` on a tiny folder); time from the
   provider's last byte of that step to the arrival of the next request (lower, preflight,
   10 durable tool results, step end, next step start). Median of R runs. Target < 20 ms.
@@ -18,13 +20,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
+import shutil
+import signal
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import aiohttp
 from aiohttp import web
@@ -32,9 +34,7 @@ from aiohttp import web
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
-from desktop.config import load_settings  # noqa: E402
-from desktop.server.app import create_app  # noqa: E402
-from tests.server.runner_support import configure  # noqa: E402
+from desktop.process.liveness import is_alive  # noqa: E402
 from tests.support.fake_provider import (  # noqa: E402
     Call,
     FakeProvider,
@@ -42,8 +42,14 @@ from tests.support.fake_provider import (  # noqa: E402
     text_reply,
     tool_call_reply,
 )
+from tests.support.service import Service  # noqa: E402
 
-TOKEN = "b" * 43
+
+def stop_pty_host(service: Service) -> None:
+    """The PTY host outlives the service by design: end it with the run."""
+    pid = service.pty_host_pid()
+    if pid is not None and is_alive(pid):
+        os.kill(pid, signal.SIGTERM)
 
 
 class TimedFake(FakeProvider):
@@ -84,18 +90,8 @@ async def bare(fake: FakeProvider, n: int) -> float:
     return count / (time.perf_counter() - started)
 
 
-async def serve_app(settings: Any) -> tuple[web.AppRunner, str]:
-    app = create_app(settings, token=TOKEN)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    await web.SockSite(runner, sock).start()
-    return runner, f"http://127.0.0.1:{sock.getsockname()[1]}"
-
-
-async def end_to_end(url: str, fake: FakeProvider, folder: str, n: int) -> float:
-    headers = {"Authorization": f"Bearer {TOKEN}"}
+async def end_to_end(url: str, token: str, fake: FakeProvider, folder: str, n: int) -> float:
+    headers = {"Authorization": f"Bearer {token}"}
     fake.script(many_deltas(n))
     async with aiohttp.ClientSession(headers=headers) as http:
         created = await (await http.post(url + "/api/session", json={"directory": folder})).json()
@@ -118,8 +114,10 @@ async def end_to_end(url: str, fake: FakeProvider, folder: str, n: int) -> float
     raise AssertionError(f"the SSE stream ended after {count} deltas (resync?)")
 
 
-async def step_overhead(url: str, fake: TimedFake, folder: str, runs: int) -> list[float]:
-    headers = {"Authorization": f"Bearer {TOKEN}"}
+async def step_overhead(
+    url: str, token: str, fake: TimedFake, folder: str, runs: int
+) -> list[float]:
+    headers = {"Authorization": f"Bearer {token}"}
     gaps = []
     async with aiohttp.ClientSession(headers=headers) as http:
         for run in range(runs):
@@ -140,26 +138,28 @@ async def step_overhead(url: str, fake: TimedFake, folder: str, runs: int) -> li
 
 async def main(n: int, runs: int) -> None:
     base = Path(tempfile.mkdtemp(prefix="desk-br-", dir="/tmp"))
-    os.environ["DESK_DATA_DIR"] = str(base / "data")
-    os.environ["DESK_RUNTIME_DIR"] = str(base / "run")
     folder = base / "ws"
     folder.mkdir()
     (folder / "a.txt").write_text("a\n")
-    settings = load_settings()
-    settings.ensure_dirs()
+    service = Service(data_dir=base / "data", runtime_dir=base / "run")
+    service.runtime_dir.mkdir(mode=0o700, parents=True)
     fake = TimedFake()
     await fake.start()
     try:
-        configure(settings, fake.base_url)
-        runner, url = await serve_app(settings)
+        await asyncio.to_thread(service.start)
         try:
+            provider = {"provider": "openai-compatible", "base_url": fake.base_url, "model": "m"}
+            await asyncio.to_thread(service.request, "PUT", "/api/config/provider", provider)
+            url, token = service.url, service.token
             bare_rates = [await bare(fake, n) for _ in range(3)]
-            e2e_rates = [await end_to_end(url, fake, str(folder), n) for _ in range(3)]
-            gaps = await step_overhead(url, fake, str(folder), runs)
+            e2e_rates = [await end_to_end(url, token, fake, str(folder), n) for _ in range(3)]
+            gaps = await step_overhead(url, token, fake, str(folder), runs)
         finally:
-            await runner.cleanup()
+            await asyncio.to_thread(service.stop)
+            await asyncio.to_thread(stop_pty_host, service)
     finally:
         await fake.close()
+        shutil.rmtree(base, ignore_errors=True)
     b, e = statistics.median(bare_rates), statistics.median(e2e_rates)
     print(f"deltas/s bare client      : {b:10.0f}  (median of 3, {n} deltas)")
     print(f"deltas/s end to end (SSE) : {e:10.0f}  ratio {e / b:.2f}x (target >= 0.5x)")
