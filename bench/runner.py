@@ -2,7 +2,8 @@
 
 - deltas/s, bare: the strict fake streams N text chunks to a bare aiohttp client that
   splits SSE lines (the floor: HTTP + framing only);
-- deltas/s, end to end: the same N chunks through the service (provider client, runner,
+- deltas/s, end to end: the same N chunks (counted by the text they carry: the service
+  sends the deltas of one network read as one event) through the service (provider client, runner,
   ephemeral delta events, fan-out) to an SSE client on /api/event, counted until the
   step's durable `session.step.ended` arrives. Target: >= 0.5x bare. The service is a real
   `desk serve` in its own process, as it runs for a person; the fake and the client share
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import shutil
 import signal
@@ -107,7 +109,9 @@ async def end_to_end(url: str, token: str, fake: FakeProvider, folder: str, n: i
                 *lines, buffer = buffer.split(b"\n")
                 for line in lines:
                     if b'"session.text.delta"' in line:
-                        count += 1
+                        # Deltas read in one burst travel as one event: count the chunks
+                        # it carries (each of the fake's chunks ends in one space).
+                        count += json.loads(line[6:])["properties"]["data"]["delta"].count(" ")
                     elif b'"session.step.ended"' in line:
                         return count / (time.perf_counter() - started)
     # The fan-out drops a subscriber that falls too far behind (server.resync).

@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from desktop.jsoncodec import loads
 from desktop.provider.errors import (
     CONNECTION,
     INVALID_OUTPUT,
@@ -135,7 +136,7 @@ class ChunkAssembler:
     def feed_data(self, data: str, out: list[StreamEvent]) -> None:
         """One SSE `data` payload (not `[DONE]`); its events are appended to `out`."""
         try:
-            chunk = json.loads(data)
+            chunk = loads(data)
         except ValueError as exc:
             raise ProviderError(
                 INVALID_OUTPUT,

@@ -10,10 +10,11 @@ position so a stream that replays from the log can drop the live copies it alrea
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+
+from desktop.jsoncodec import dumps
 
 SUBSCRIBER_QUEUE_LIMIT = 2048
 HEARTBEAT_SECONDS = 15.0
@@ -26,9 +27,9 @@ HEARTBEAT = b": ping\n\n"
 def encode_event(
     event_type: str, properties: dict[str, object], event_id: int | None = None
 ) -> bytes:
-    payload = json.dumps({"type": event_type, "properties": properties}, separators=(",", ":"))
-    head = f"id: {event_id}\n" if event_id is not None else ""
-    return f"{head}data: {payload}\n\n".encode()
+    payload = dumps({"type": event_type, "properties": properties})
+    head = b"id: %d\n" % event_id if event_id is not None else b""
+    return b"%sdata: %s\n\n" % (head, payload)
 
 
 def resync_frame(reason: str) -> bytes:
@@ -125,7 +126,11 @@ class Fanout:
     def publish(
         self, event_type: str, properties: dict[str, object], event_id: int | None = None
     ) -> None:
-        """Queue the event for every subscriber; encoded once, never awaits."""
+        """Queue the event for every subscriber; encoded once (not at all when nobody
+        listens), never awaits."""
+        if not self._subscribers:
+            self.published += 1
+            return
         self.publish_frame(encode_event(event_type, properties, event_id), event_id)
 
     def publish_frame(self, frame: bytes, position: int | None = None) -> None:

@@ -35,6 +35,7 @@ from desktop.provider.stream import (
 )
 from desktop.provider.validate import PreflightError
 from desktop.session.bus import Draft, DurableBus, draft
+from desktop.session.fanout import Fanout
 from desktop.session.lowering import LoweringOptions, lower_messages
 from desktop.session.tools_exec import PendingCall
 
@@ -92,6 +93,47 @@ class _Blocks:
             self.text.append(joined)
         kind = "session.text" if self.kind == "text" else "session.reasoning"
         return [draft(self.session_id, kind, {"message_id": self.message_id, "text": joined})]
+
+
+class _PageDeltas:
+    """Deltas on their way to the page, one ephemeral event per run of one kind per turn of
+    the event loop. The deltas parsed from one network read arrive without the loop turning,
+    so they leave as one event: a fast provider read in bursts costs the fan-out, the SSE
+    writes and the page one frame per burst, not one per token, and a slow page falls behind
+    by bursts. Flushed before every durable event, so the page never sees a delta after
+    the durable text that replaces it."""
+
+    def __init__(self, fanout: Fanout, session_id: str, message_id: str) -> None:
+        self._fanout = fanout
+        self._session_id = session_id
+        self._message_id = message_id
+        self._event = ""
+        self._pieces: list[str] = []
+        self._scheduled: asyncio.Handle | None = None
+
+    def add(self, event: str, piece: str) -> None:
+        if self._pieces and event != self._event:
+            self.flush()
+        self._event = event
+        self._pieces.append(piece)
+        if self._scheduled is None:
+            self._scheduled = asyncio.get_running_loop().call_soon(self.flush)
+
+    def flush(self) -> None:
+        if self._scheduled is not None:
+            self._scheduled.cancel()
+            self._scheduled = None
+        if not self._pieces:
+            return
+        delta = self._pieces[0] if len(self._pieces) == 1 else "".join(self._pieces)
+        self._pieces = []
+        self._fanout.publish(
+            self._event,
+            {
+                "session_id": self._session_id,
+                "data": {"message_id": self._message_id, "delta": delta},
+            },
+        )
 
 
 def tokens_of(usage: Usage | None) -> dict[str, int]:
@@ -186,6 +228,7 @@ async def _stream(
     session_id, mid = out.session_id, out.message_id
     blocks = _Blocks(session_id, mid)
     fanout = bus.fanout
+    deltas = _PageDeltas(fanout, session_id, mid)
     streamed = False
     usage: Usage | None = None
     announced: dict[int, str] = {}
@@ -199,14 +242,13 @@ async def _stream(
                 kind, ephemeral = _DELTAS[type(event)]
                 if blocks.kind != kind and blocks.pieces:
                     # A block of the other kind ends here: it becomes durable.
+                    deltas.flush()
                     await bus.publish(blocks.add(kind, event.text))
                 else:
                     blocks.add(kind, event.text)
-                fanout.publish(
-                    ephemeral,
-                    {"session_id": session_id, "data": {"message_id": mid, "delta": event.text}},
-                )
+                deltas.add(ephemeral, event.text)
             elif isinstance(event, ToolCallStarted):
+                deltas.flush()
                 drafts = blocks.close()
                 drafts.append(
                     draft(
@@ -218,6 +260,7 @@ async def _stream(
                 announced[event.index] = event.id
                 await bus.publish(drafts)
             elif isinstance(event, ToolCallDelta):
+                deltas.flush()
                 fanout.publish(
                     "session.tool.input.delta",
                     {
@@ -237,6 +280,7 @@ async def _stream(
                 out.finish = event.reason
     finally:
         # Whatever arrived is kept, also when the stream broke or the turn was interrupted.
+        deltas.flush()
         rest = blocks.close()
         if rest:
             await asyncio.shield(bus.publish(rest))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -28,6 +29,7 @@ from tests.server.runner_support import (
 from tests.support.fake_provider import (
     Call,
     FakeProvider,
+    Reply,
     cut_reply,
     error_reply,
     text_reply,
@@ -359,3 +361,63 @@ async def test_a_waiting_permission_survives_a_restart_and_is_answered_once(
 async def until_idle_or_busy(client: TestClient, auth: dict[str, str], sid: str) -> str:
     session = (await (await client.get(f"/api/session/{sid}", headers=auth)).json())["data"]
     return str(session["status"])
+
+
+async def sse_frames(
+    client: TestClient, auth: dict[str, str], until: str
+) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """(type, properties) of every /api/event frame, until one of type `until` is read."""
+    async with client.get("/api/event", headers=auth) as stream:
+        while True:
+            line = await asyncio.wait_for(stream.content.readline(), 30)
+            assert line, "the event stream ended"
+            if not line.startswith(b"data: "):
+                continue
+            frame = json.loads(line[6:])
+            yield frame["type"], frame["properties"]
+            if frame["type"] == until:
+                return
+
+
+async def test_deltas_read_in_one_burst_reach_the_page_as_one_event_before_the_durable_text(
+    agent: TestClient, auth: dict[str, str], fake: FakeProvider, tmp_path: Path
+) -> None:
+    pieces = [f"w{i} " for i in range(40)]
+    burst = text_reply(*pieces)
+    # The whole answer in one network write: the service reads it in one go.
+    fake.script(Reply([b"".join(burst.chunks)]))
+    sid = await new_session(agent, auth, str(tmp_path))
+    frames = sse_frames(agent, auth, "session.step.ended")
+    seen: list[tuple[str, dict[str, Any]]] = [await anext(frames)]  # server.connected
+    await prompt(agent, auth, sid, "go")
+    seen += [frame async for frame in frames]
+    kinds = [kind for kind, _ in seen]
+    deltas = [p["data"]["delta"] for kind, p in seen if kind == "session.text.delta"]
+    assert "".join(deltas) == "".join(pieces)
+    assert len(deltas) < len(pieces) / 4, deltas
+    last_delta = max(i for i, kind in enumerate(kinds) if kind == "session.text.delta")
+    assert last_delta < kinds.index("session.text")
+    assert fake.invalid_count == 0
+
+
+async def test_deltas_are_not_held_back_until_the_stream_ends(
+    agent: TestClient, auth: dict[str, str], fake: FakeProvider, tmp_path: Path
+) -> None:
+    reply = text_reply("first ", "words ", "then more")
+    gate = asyncio.Event()
+    reply.gate, reply.gate_after = gate, 3  # role chunk and two words out, then it waits
+    fake.script(reply)
+    sid = await new_session(agent, auth, str(tmp_path))
+    frames = sse_frames(agent, auth, "session.step.ended")
+    await anext(frames)
+    await prompt(agent, auth, sid, "go")
+    shown = ""
+    while shown != "first words ":
+        kind, properties = await anext(frames)
+        assert kind != "session.text", "the durable text came before the live words"
+        if kind == "session.text.delta":
+            shown += properties["data"]["delta"]
+    gate.set()
+    rest = [frame async for frame in frames]
+    texts = [p["data"]["text"] for kind, p in rest if kind == "session.text"]
+    assert texts == ["first words then more"]
