@@ -69,5 +69,6 @@ def wire_runner(service: SessionService, runner: SessionRunner, background: Back
         runner.wait_idle,
         runner.interrupt,
         background.subagent_backgrounded,
+        on_foreground=background.subagent_foreground,  # foreground children can be moved
     )
     runner.tools.tools[tool.name] = tool

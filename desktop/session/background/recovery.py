@@ -307,6 +307,10 @@ class BackgroundRecovery:
     async def run_child(self, child_id: str) -> str:
         """Run (or join) the child's turn; its last answer."""
         self.runner.resume(child_id)
+        return await self.child_answer(child_id)
+
+    async def child_answer(self, child_id: str) -> str:
+        """The child's last answer once its turn (already running, or none) is over."""
         await self.runner.wait_idle(child_id)
         text = await self._read(lambda c: _last_answer(c, child_id))
         assert isinstance(text, str)

@@ -4,6 +4,10 @@ routes share.
 - `shell_backgrounded` (the shell tool's `on_background`): a `background: true` call's job
   becomes a registry job with a durable marker; when the PTY host job ends its notice is
   admitted (waking the session, so the model reads the result).
+- `shell_foreground` / `subagent_foreground` (the tools' `on_foreground`): a foreground
+  call's wait is a registry job its turn blocks on, so `background_session`
+  (`POST /api/session/{id}/background`) can move it: the marker is written, the call
+  returns "moved", and the completion becomes the notice.
 - `jobs_of` / `cancel`: what `GET /api/session/{id}/jobs` and
   `POST /api/session/{id}/jobs/{job_id}/cancel` answer.
 - `recovery`: the start-up sweep (recovery.py), given to the runner's `recover`.
@@ -13,7 +17,7 @@ routes share.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from desktop.session.background import notices
@@ -174,17 +178,34 @@ class BackgroundWork:
     # ----- subagents --------------------------------------------------------------------
 
     async def subagent_backgrounded(self, ctx: ShellContext, child: str, description: str) -> None:
-        recovery = SubagentRecovery(ctx.session_id, child, "subagent", description)
+        await self._start_subagent(ctx, child, description, lambda: self.recovery.run_child(child))
+        await self.jobs.background(child)
+        self._spawn(self._notify_subagent(child))
+
+    async def subagent_foreground(self, ctx: ShellContext, child: str, description: str) -> bool:
+        """Wait for a foreground child as its parent's turn (blocked), so `background_session`
+        can move it; True when it was moved (its answer becomes a notice). The child was
+        already prompted and runs on its own: the job only waits for it to be idle."""
+        await self._start_subagent(
+            ctx, child, description, lambda: self.recovery.child_answer(child)
+        )
+        outcome = await self.jobs.block(child, ctx.session_id)
+        if outcome is None or outcome.kind != "backgrounded":
+            return False
+        self._spawn(self._notify_subagent(child))
+        return True
+
+    async def _start_subagent(
+        self, ctx: ShellContext, child: str, description: str, run: Callable[[], Awaitable[str]]
+    ) -> None:
         await self.jobs.start(
             id=child,
             type="subagent",
-            run=lambda: self.recovery.run_child(child),
+            run=run,
             title=description,
             metadata={"session_id": ctx.session_id, "child_id": child},
-            recovery=recovery,
+            recovery=SubagentRecovery(ctx.session_id, child, "subagent", description),
         )
-        await self.jobs.background(child)
-        self._spawn(self._notify_subagent(child))
 
     async def _notify_subagent(self, child: str) -> None:
         info = await self.jobs.wait(child)
