@@ -11,6 +11,8 @@ routes share.
 - `jobs_of` / `cancel`: what `GET /api/session/{id}/jobs` and
   `POST /api/session/{id}/jobs/{job_id}/cancel` answer.
 - `recovery`: the start-up sweep (recovery.py), given to the runner's `recover`.
+- `cleanup`: finished job terminals removed after their retention or with their session
+  (cleanup.py); its timer is started after recovery.
 - `close`: service shutdown; runs are cancelled without settling, markers stay.
 """
 
@@ -21,6 +23,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from desktop.session.background import notices
+from desktop.session.background.cleanup import CleanupHost, JobCleanup
 from desktop.session.background.markers import (
     Marker,
     MarkerStore,
@@ -84,18 +87,28 @@ def marker_json(marker: Marker) -> dict[str, Any]:
 
 
 class BackgroundWork:
-    def __init__(self, bus: DurableBus, runner: Runner, host: HostWithKill | None) -> None:
+    def __init__(
+        self,
+        bus: DurableBus,
+        runner: Runner,
+        host: HostWithKill | None,
+        *,
+        cleanup_host: CleanupHost | None = None,
+        retention: float = 24 * 3600.0,
+    ) -> None:
         self.bus = bus
         self.runner = runner
         self.host = host
         self.jobs = JobRegistry(MarkerStore(bus.store))
         self.recovery = BackgroundRecovery(bus, self.jobs, runner, host=host)
+        self.cleanup = JobCleanup(bus, self.jobs, cleanup_host, retention=retention)
         self._tasks = OwnedTasks(_log, "a background notice failed")
 
     def _spawn(self, work: Awaitable[None]) -> None:
         self._tasks.spawn(work)
 
     async def close(self) -> None:
+        await self.cleanup.close()
         await self._tasks.close()
         await self.recovery.close()
         await self.jobs.close()
