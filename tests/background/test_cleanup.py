@@ -128,7 +128,7 @@ async def test_the_sweep_keeps_the_job_of_a_running_registry_job_and_never_a_run
         await hold.wait()
         return "done"
 
-    await registry.start(id=done.key, type="shell", run=run, metadata={"job_key": done.key})
+    await registry.start(job_id=done.key, kind="shell", run=run, metadata={"job_key": done.key})
     cleanup = JobCleanup(bus, registry, shell_jobs, retention=1, clock=lambda: later(3600))
     assert await cleanup.sweep() == []
     hold.set()

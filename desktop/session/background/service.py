@@ -160,8 +160,8 @@ class BackgroundWork:
             return result_text(result, None)
 
         await self.jobs.start(
-            id=state.key,
-            type="shell",
+            job_id=state.key,
+            kind="shell",
             run=wait,
             title=command,
             metadata={
@@ -212,8 +212,8 @@ class BackgroundWork:
         self, ctx: ShellContext, child: str, description: str, run: Callable[[], Awaitable[str]]
     ) -> None:
         await self.jobs.start(
-            id=child,
-            type="subagent",
+            job_id=child,
+            kind="subagent",
             run=run,
             title=description,
             metadata={"session_id": ctx.session_id, "child_id": child},
