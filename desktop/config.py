@@ -96,7 +96,8 @@ class Settings:
     provider: ProviderSettings
     pty_ring_bytes: int = 2 * 1024 * 1024
     pty_host_idle_exit_seconds: float = 600.0
-    # How long the PTY host keeps a finished agent job after the service collected its result.
+    # How long a finished agent job's terminal is kept after its command ended (the service's
+    # cleanup sweep removes it then, unless a notice or a tool call still needs it).
     job_retention_seconds: float = 24 * 3600.0
     # Host names besides the loopback ones that the service answers (DNS-rebinding defence).
     allowed_hosts: tuple[str, ...] = ()
@@ -172,7 +173,9 @@ def load_settings(
         provider=provider,
         pty_ring_bytes=int(_env_float("DESK_PTY_RING_BYTES", 2 * 1024 * 1024)),
         pty_host_idle_exit_seconds=_env_float("DESK_PTY_HOST_IDLE_EXIT", 600.0),
-        job_retention_seconds=_env_float("DESK_JOB_RETENTION", 24 * 3600.0),
+        job_retention_seconds=_positive(
+            _env_float("DESK_JOB_RETENTION", 24 * 3600.0), "DESK_JOB_RETENTION"
+        ),
         allowed_hosts=tuple(
             name.strip() for name in os.environ.get("DESK_ALLOWED_HOSTS", "").split(",")
         ),

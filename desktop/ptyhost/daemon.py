@@ -305,7 +305,7 @@ class PtyHost:
         )
         self._idle_timer: asyncio.TimerHandle | None = None
         self._foreground_timer: asyncio.TimerHandle | None = None
-        self.jobs = Jobs(self, settings.job_retention_seconds)
+        self.jobs = Jobs(self)
         self._ops: dict[str, Handler] = {
             "ping": self._op_ping,
             "list": self._op_list,

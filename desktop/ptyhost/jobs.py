@@ -13,8 +13,10 @@ attachable, view-only in the UI until the user takes control) with three differe
   GIT_TERMINAL_PROMPT=0, never DESK_API_KEY;
 - it outlives its process: a finished job keeps its exit code and output (the ring, plus
   its first HEAD_KEEP bytes kept aside, so head and tail are both available however long
-  the output) until the service removes it, or `retention` seconds after the service
-  `collect`ed its result. An uncollected job is never dropped by time.
+  the output) until the service removes it (`job_remove`). The host never drops a job by
+  time: only the service knows whether a notice or a tool call still needs it, so the
+  retention rule is the service's (desktop.session.background.cleanup). `collect` only
+  records that the service took the result.
 
 Jobs are not saved on `stop --all` or idle exit (Terminal.revivable is False): they end
 with the host (SIGHUP, then SIGKILL), and the next host does not know their keys, so a
@@ -119,7 +121,6 @@ class JobTerminal(Terminal):
         call_id: str,
         command: str,
         timeout: float | None,
-        registry: Jobs,
     ) -> None:
         self.head = bytearray()
         self.key = key
@@ -130,7 +131,6 @@ class JobTerminal(Terminal):
         self.reason: str | None = None  # "timeout" | "killed" once it was stopped on purpose
         self.collected = False
         self.ended: int | None = None
-        self._registry = registry
         super().__init__(context, terminal_id, spec, process)
         if timeout is not None:
             self._timers.start("timeout", timeout, self._timed_out)
@@ -194,7 +194,6 @@ class JobTerminal(Terminal):
         super()._finish()
         if was_running and not self.running:
             self.ended = _now_ms()
-            self._registry.job_exited(self)
 
 
 class JobHost(Protocol):
@@ -213,11 +212,9 @@ class JobHost(Protocol):
 class Jobs:
     """Every job of the host by key; the handlers of the `job_*` operations."""
 
-    def __init__(self, host: JobHost, retention: float) -> None:
+    def __init__(self, host: JobHost) -> None:
         self.host = host
-        self.retention = retention
         self.jobs: dict[str, JobTerminal] = {}
-        self._expiry: dict[str, asyncio.TimerHandle] = {}
 
     # ----- lookup -----------------------------------------------------------------------
 
@@ -284,7 +281,6 @@ class Jobs:
             call_id=call_id,
             command=command,
             timeout=timeout,
-            registry=self,
         )
         self.jobs[key] = job
         self.host.add_terminal(job)
@@ -345,11 +341,10 @@ class Jobs:
         return job.job_info()
 
     def collect(self, params: dict[str, object]) -> object:
-        """`job_collect {key}` -> the job: the service has its result; once the job has
-        exited it is removed after the retention period."""
+        """`job_collect {key}` -> the job: the service has its result (reported as
+        `collected`; removing the job stays the service's decision)."""
         job = self.job(params)
         job.collected = True
-        self._arm_expiry(job)
         return job.job_info()
 
     def remove(self, params: dict[str, object]) -> object:
@@ -376,32 +371,14 @@ class Jobs:
 
     # ----- lifecycle --------------------------------------------------------------------
 
-    def job_exited(self, job: JobTerminal) -> None:
-        self._arm_expiry(job)
-
-    def _arm_expiry(self, job: JobTerminal) -> None:
-        if job.collected and not job.running and job.key not in self._expiry:
-            loop = self.host.context.loop
-            self._expiry[job.key] = loop.call_later(self.retention, self._expire, job)
-
-    def _expire(self, job: JobTerminal) -> None:
-        self._expiry.pop(job.key, None)
-        if self.jobs.get(job.key) is job:
-            self._drop(job)
-
     def _drop(self, job: JobTerminal) -> None:
         if self.jobs.get(job.key) is job:
             del self.jobs[job.key]
-        handle = self._expiry.pop(job.key, None)
-        if handle is not None:
-            handle.cancel()
         if self.host.terminals.get(job.id) is job:
             self.host.remove_terminal(job)
 
     def close(self) -> None:
-        for handle in self._expiry.values():
-            handle.cancel()
-        self._expiry.clear()
+        """Nothing to release: jobs end with the host's terminals."""
 
 
 def _title(command: str) -> str:

@@ -71,7 +71,6 @@ async def start_daemon(
     env["DESK_RUNTIME_DIR"] = str(settings.runtime_dir)
     env["DESK_PTY_RING_BYTES"] = str(settings.pty_ring_bytes)
     env["DESK_PTY_HOST_IDLE_EXIT"] = str(settings.pty_host_idle_exit_seconds)
-    env["DESK_JOB_RETENTION"] = str(settings.job_retention_seconds)
     settings.ensure_dirs()
     log_file = await asyncio.to_thread(open_log, log_path(settings))
     try:

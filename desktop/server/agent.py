@@ -39,12 +39,22 @@ def build_runner(app: web.Application, bus: DurableBus) -> SessionRunner:
     async def connect():  # type: ignore[no-untyped-def]
         return await app[TERMINALS].client()
 
+    async def connect_running():  # type: ignore[no-untyped-def]
+        return await app[TERMINALS].running_client()
+
     jobs = ShellJobs(connect)
     permissions = Permissions(bus)
     shell = ShellTool(jobs)
     tools: dict[str, Tool] = {**default_tools(), "shell": shell}
     runner = SessionRunner(bus, profile=profile, tools=tools, permissions=permissions, jobs=jobs)
-    background = BackgroundWork(bus, runner, jobs)
+    background = BackgroundWork(
+        bus,
+        runner,
+        jobs,
+        # Housekeeping never starts a PTY host (nor keeps one from exiting idle).
+        cleanup_host=ShellJobs(connect_running),
+        retention=app[SETTINGS].job_retention_seconds,
+    )
     shell.on_background = background.shell_backgrounded  # background calls notify when done
     shell.on_foreground = background.shell_foreground  # foreground calls can be moved
     app[BACKGROUND] = background
@@ -57,6 +67,7 @@ def build_runner(app: web.Application, bus: DurableBus) -> SessionRunner:
 def wire_runner(service: SessionService, runner: SessionRunner, background: BackgroundWork) -> None:
     """What needs both: status announcements and the subagent tool."""
     runner.on_status = service.refresh_status
+    service.on_deleted.append(background.cleanup.sessions_deleted)  # their job terminals go
 
     async def create_child(parent: str, title: str, directory: str) -> str:
         child = await service.create(title=title, directory=directory, parent_id=parent)
@@ -69,5 +80,6 @@ def wire_runner(service: SessionService, runner: SessionRunner, background: Back
         runner.wait_idle,
         runner.interrupt,
         background.subagent_backgrounded,
+        on_foreground=background.subagent_foreground,  # foreground children can be moved
     )
     runner.tools.tools[tool.name] = tool

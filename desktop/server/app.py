@@ -62,6 +62,7 @@ def create_app(settings: Settings, *, token: str, agent: bool = True) -> web.App
         if agent:
             # Before any route serves: background markers, then claimed turns.
             await recover(bus, runner, background=app[BACKGROUND].recovery)
+            app[BACKGROUND].cleanup.start()  # finished job terminals: now, then on a timer
         yield
         await bus.stop()
         await app[STORE].close()

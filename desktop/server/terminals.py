@@ -20,7 +20,7 @@ from aiohttp import web
 from desktop.config import Settings
 from desktop.ptyhost.client import PtyHostClient
 from desktop.ptyhost.launcher import ensure_host
-from desktop.ptyhost.protocol import PtyHostError
+from desktop.ptyhost.protocol import PtyHostError, PtyHostUnavailable
 from desktop.ptyhost.validation import parse_attach_query
 from desktop.server.appkeys import EVENTS, SETTINGS
 from desktop.server.auth import AUTH_METHOD, own_origin
@@ -59,6 +59,17 @@ class TerminalService:
                 self._adopt(await ensure_host(self.settings))
             assert self._client is not None
             return self._client
+
+    async def running_client(self) -> PtyHostClient:
+        """The connected client, connecting to a PTY host that already runs, but never
+        starting one (PtyHostUnavailable): for housekeeping such as the job cleanup."""
+        current = self._client
+        if current is None or current.closed:
+            await self.connect_existing()
+            current = self._client
+        if current is None or current.closed:
+            raise PtyHostUnavailable("no PTY host is running")
+        return current
 
     async def connect_existing(self) -> None:
         """At startup: reconnect to a PTY host that survived the previous service."""

@@ -255,4 +255,5 @@ def _state(info: dict[str, object], *, created: bool = False) -> JobState:
         reason=reason if isinstance(reason, str) else None,
         terminal_id=terminal_id if isinstance(terminal_id, str) else None,
         created=created,
+        ended=_int(info.get("ended")),
     )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -76,6 +76,9 @@ class SessionService:
         self.bus = bus
         self.store = bus.store
         self.runner: Runner = runner or NoRunner()
+        # Told the deleted tree (the session and its descendants) once the deletion is
+        # durable: what lives outside the database (job terminals) goes with it.
+        self.on_deleted: list[Callable[[Sequence[str]], Awaitable[None]]] = []
         self._status: dict[str, object] = {}
         bus.listeners.append(self._announce_status)
 
@@ -145,6 +148,8 @@ class SessionService:
         await self.bus.publish(
             draft(session_id, "session.deleted", {}), guard=self._require(session_id)
         )
+        for hook in self.on_deleted:
+            await hook(tree)
 
     # Messages ----------------------------------------------------------------------
     async def messages(

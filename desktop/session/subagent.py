@@ -4,7 +4,8 @@ The child is an ordinary session with `parent_id`, so its whole work is visible 
 replayable like any other. Interrupting the parent interrupts the child (the tool's task is
 cancelled with the turn's interrupt flag set); a service shutdown only stops waiting, and
 the restart settles the parent's call (background subagents that survive a restart are the
-background-jobs module's).
+background-jobs module's). With `on_foreground`, the wait is a job the person can move to
+the background: the call then returns at once and the child's answer arrives as a notice.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ Prompt = Callable[[str, str], Awaitable[str]]
 # Told when a call goes to the background (desktop.session.background.service): the
 # parent's context, the child session, its description.
 OnBackground = Callable[[ShellContext, str, str], Awaitable[None]]
+# Waits for a foreground call's child in a way the person can move to the background
+# (POST /api/session/{id}/background); True when it was moved (its answer becomes a notice).
+OnForeground = Callable[[ShellContext, str, str], Awaitable[bool]]
 
 
 class SubagentTool(Tool):
@@ -55,6 +59,7 @@ class SubagentTool(Tool):
         wait_idle: Callable[[str], Awaitable[None]],
         interrupt: Callable[[str], Awaitable[bool]],
         on_background: OnBackground | None = None,
+        on_foreground: OnForeground | None = None,
     ) -> None:
         self.store = store
         self.create_child = create_child
@@ -62,6 +67,7 @@ class SubagentTool(Tool):
         self.wait_idle = wait_idle
         self.interrupt = interrupt
         self.on_background = on_background
+        self.on_foreground = on_foreground
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if not isinstance(ctx, ShellContext) or not ctx.session_id:
@@ -69,14 +75,22 @@ class SubagentTool(Tool):
         child = await self.create_child(
             ctx.session_id, str(args["description"])[:200], str(ctx.root)
         )
+        description = str(args["description"])[:200]
         await self.prompt(child, str(args["prompt"]))
         if args.get("background") and self.on_background is not None:
-            await self.on_background(ctx, child, str(args["description"])[:200])
+            await self.on_background(ctx, child, description)
             return ToolResult(
                 f"Started in the background as session {child}; its answer arrives when it ends.",
                 metadata={"session_id": child, "background": True},
             )
         try:
+            if self.on_foreground is not None and await self.on_foreground(ctx, child, description):
+                return ToolResult(
+                    f"Moved to the background as session {child}; its answer arrives when it ends.",
+                    metadata={"session_id": child, "background": True},
+                )
+            # Not moved (or no background work): the child ran to its end, or the service
+            # is stopping; either way its own task says when it is idle.
             await self.wait_idle(child)
         except asyncio.CancelledError:
             if ctx.interrupted is not None and ctx.interrupted.is_set():

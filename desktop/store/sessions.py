@@ -117,6 +117,18 @@ def all_messages(conn: sqlite3.Connection, session_id: str) -> list[dict[str, An
     return [json.loads(r[0]) for r in rows]
 
 
+def open_tool_calls(conn: sqlite3.Connection, session_id: str) -> set[str]:
+    """Call ids of the session's tool parts still open (`streaming` or `running`): calls a
+    turn waits for, or that a restart will settle (adopting their job)."""
+    rows = conn.execute(
+        "SELECT json_extract(p.value, '$.id') FROM message m, json_each(m.data, '$.content') p "
+        "WHERE m.session_id = ? AND json_extract(p.value, '$.type') = 'tool' "
+        "AND json_extract(p.value, '$.state.status') IN ('streaming', 'running')",
+        (session_id,),
+    ).fetchall()
+    return {r[0] for r in rows if isinstance(r[0], str)}
+
+
 # The execution claim -------------------------------------------------------------------
 
 

@@ -41,6 +41,7 @@ class JobState:
     reason: str | None = None  # "timeout" | "killed" when it was stopped on purpose
     terminal_id: str | None = None
     created: bool = False  # start_job: this call started it (False: adopted)
+    ended: int | None = None  # when its command ended (ms since the epoch), once it exited
 
 
 @dataclass(frozen=True, slots=True)

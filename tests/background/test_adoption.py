@@ -47,8 +47,8 @@ async def backgrounded(stores: Stores, shell_jobs: ShellJobs, command: str, cwd:
         return (await shell_jobs.job_result(state.key)).output
 
     await jobs.start(
-        id=state.key,
-        type="shell",
+        job_id=state.key,
+        kind="shell",
         run=wait,
         recovery=ShellRecovery(SID, "call_a", state.key, command),
     )

@@ -130,7 +130,7 @@ async def test_a_live_completion_notice_is_delivered_once_through_the_registry(
     async def work() -> str:
         return "built"
 
-    job = await jobs.start(id=recovery.job_key, type="shell", recovery=recovery, run=work)
+    job = await jobs.start(job_id=recovery.job_key, kind="shell", recovery=recovery, run=work)
     await jobs.background(job.id)
     await jobs.wait(job.id)
     (marker,) = await jobs.pending_background()

@@ -75,7 +75,7 @@ async def never() -> str:
 async def background_shell(jobs: JobRegistry, session: str, call: str, command: str) -> None:
     key = f"job:{session}:{call}"
     await jobs.start(
-        id=key, type="shell", run=never, recovery=ShellRecovery(session, call, key, command)
+        job_id=key, kind="shell", run=never, recovery=ShellRecovery(session, call, key, command)
     )
     await jobs.background(key)
 
@@ -89,7 +89,7 @@ async def background_child(
 
     recovery = SubagentRecovery(parent, child, "explore", description)
     await jobs.start(
-        id=child, type="subagent", run=never if result is None else done, recovery=recovery
+        job_id=child, kind="subagent", run=never if result is None else done, recovery=recovery
     )
     await jobs.background(child)
     if result is not None:
@@ -192,8 +192,8 @@ async def test_a_silent_shell_failure_recorded_before_its_notice_is_preserved(
 
     key = "job:ses_silent:call_7"
     await before.jobs.start(
-        id=key,
-        type="shell",
+        job_id=key,
+        kind="shell",
         run=work,
         recovery=ShellRecovery("ses_silent", "call_7", key, "exit 7"),
     )
@@ -456,8 +456,8 @@ async def test_a_user_cancelled_background_child_is_not_resumed_and_its_parent_i
         return "unused"
 
     await before.jobs.start(
-        id=child,
-        type="subagent",
+        job_id=child,
+        kind="subagent",
         run=run_child,
         recovery=SubagentRecovery(parent, child, "general", "Cancelled inspection"),
     )

@@ -36,7 +36,7 @@ async def test_work_is_observed_through_get_wait_and_block(stores: Stores) -> No
         await gate.wait()
         return "done"
 
-    job = await jobs.start(type="shell", run=work, metadata={"session_id": "ses_a"})
+    job = await jobs.start(kind="shell", run=work, metadata={"session_id": "ses_a"})
     assert jobs.get(job.id) == job
     assert job.status == "running"
     assert await jobs.wait(job.id, within=0.01) == job  # still running after the timeout
@@ -68,8 +68,8 @@ async def test_starting_a_running_job_id_again_returns_it_without_running_twice(
         await gate.wait()
         return "once"
 
-    first = await jobs.start(id="job_same", type="shell", run=work)
-    second = await jobs.start(id="job_same", type="shell", run=work)
+    first = await jobs.start(job_id="job_same", kind="shell", run=work)
+    second = await jobs.start(job_id="job_same", kind="shell", run=work)
     assert second == first
     gate.set()
     assert (await jobs.wait("job_same")).output == "once"  # type: ignore[union-attr]
@@ -86,7 +86,7 @@ async def test_background_ownership_and_output_are_retained_until_the_notice_is_
         await gate.wait()
         return "done"
 
-    job = await jobs.start(type="shell", recovery=SHELL, run=work)
+    job = await jobs.start(kind="shell", recovery=SHELL, run=work)
     assert [m for m in await jobs.pending_background() if m.id == job.id] == []
 
     moved = await jobs.background(job.id)
@@ -117,7 +117,7 @@ async def test_background_all_writes_the_marker_before_releasing_the_blocked_tur
         await gate.wait()
         return "done"
 
-    job = await jobs.start(type="subagent", recovery=SUBAGENT, run=work)
+    job = await jobs.start(kind="subagent", recovery=SUBAGENT, run=work)
     seen_on_release: list[dict[str, dict[str, object]]] = []
 
     async def turn() -> str:
@@ -155,7 +155,7 @@ async def test_a_terminal_error_is_retained_for_recovery_until_acknowledged(stor
         await gate.wait()
         raise RuntimeError("shell failed")
 
-    job = await jobs.start(type="shell", recovery=SHELL, run=work)
+    job = await jobs.start(kind="shell", recovery=SHELL, run=work)
     await jobs.background(job.id)
     gate.set()
     await jobs.wait(job.id)
@@ -173,7 +173,7 @@ async def test_recoverable_work_that_already_failed_is_durably_backgrounded(
     async def work() -> str:
         raise RuntimeError("shell failed")
 
-    job = await jobs.start(type="shell", recovery=SHELL, run=work)
+    job = await jobs.start(kind="shell", recovery=SHELL, run=work)
     assert (await jobs.wait(job.id)).status == "error"  # type: ignore[union-attr]
     moved = await jobs.background(job.id)
     assert moved is not None
@@ -194,7 +194,7 @@ async def test_settled_work_without_recovery_cannot_be_backgrounded(stores: Stor
     async def work() -> str:
         return "x"
 
-    job = await jobs.start(type="read", run=work)
+    job = await jobs.start(kind="read", run=work)
     await jobs.wait(job.id)
     assert await jobs.background(job.id) is None
     assert await jobs.background("job_unknown") is None
@@ -211,7 +211,7 @@ async def test_a_background_marker_survives_a_registry_and_store_restart(stores:
         return "never"
 
     job = await previous.start(
-        type="shell",
+        kind="shell",
         recovery=ShellRecovery("ses_background_restart", "call_r", "job:r", "sleep 60"),
         run=work,
     )
@@ -235,7 +235,7 @@ async def test_interrupted_running_work_keeps_its_marker_running(stores: Stores)
         await gate.wait()
         raise asyncio.CancelledError  # its session was interrupted by a shutdown
 
-    job = await jobs.start(type="subagent", recovery=SUBAGENT, run=work)
+    job = await jobs.start(kind="subagent", recovery=SUBAGENT, run=work)
     await jobs.background(job.id)
     gate.set()
     settled = await jobs.wait(job.id)
@@ -259,7 +259,7 @@ async def test_closing_the_registry_cancels_live_work_without_settling_it(stores
             cleaned_up.set()
         return "never"
 
-    job = await jobs.start(type="shell", recovery=SHELL, run=work)
+    job = await jobs.start(kind="shell", recovery=SHELL, run=work)
     await jobs.background(job.id)
     await started.wait()
     waiter = asyncio.create_task(jobs.wait(job.id))
@@ -271,7 +271,7 @@ async def test_closing_the_registry_cancels_live_work_without_settling_it(stores
     (marker,) = await JobRegistry(jobs.markers).pending_background()
     assert marker.status == "running"
     with pytest.raises(RuntimeError):
-        await jobs.start(type="shell", run=work)
+        await jobs.start(kind="shell", run=work)
 
 
 async def test_cancel_records_cancelled_and_stops_the_run_while_settled_jobs_stay(
@@ -287,7 +287,7 @@ async def test_cancel_records_cancelled_and_stops_the_run_while_settled_jobs_sta
             stopped.set()
         return "never"
 
-    job = await jobs.start(type="shell", recovery=SHELL, run=work)
+    job = await jobs.start(kind="shell", recovery=SHELL, run=work)
     await jobs.background(job.id)
     cancelled = await jobs.cancel(job.id)
     assert cancelled is not None
@@ -310,7 +310,7 @@ async def test_background_releases_a_blocked_turn_and_a_second_call_changes_noth
         await gate.wait()
         return "late"
 
-    job = await jobs.start(type="shell", recovery=SHELL, run=work)
+    job = await jobs.start(kind="shell", recovery=SHELL, run=work)
     waiting = asyncio.create_task(jobs.block(job.id, SHELL.session_id))
     await asyncio.sleep(0)
     first = await jobs.background(job.id)

@@ -259,20 +259,22 @@ async def test_bad_job_requests_are_refused_and_change_nothing(
     assert await host.job_list() == before
 
 
-async def test_a_finished_job_stays_until_collected_and_expires_only_after_that(
-    start_host: HostFactory, tmp_path: Path
+async def test_a_collected_finished_job_stays_with_its_end_time_until_the_service_removes_it(
+    host: PtyHostClient, tmp_path: Path
 ) -> None:
-    host = await start_host(job_retention_seconds=0.2)
+    """Retention is the service's rule (it knows which notices and calls still need a job):
+    the host keeps a finished job, collected or not, and says when it ended."""
     other = "job:ses_1:call_2"
     await run(host, "echo a", tmp_path)
     await run(host, "echo b", tmp_path, key=other)
     collected = await host.job_collect(KEY)
     assert collected["collected"] is True
-    await wait_for(lambda: gone(host, KEY), what="the collected job to expire")
-    # Collected after the other finished, yet gone first: time alone never drops a job.
-    kept = await host.job_get(other)
-    assert kept["status"] == "exited"
-    assert kept["collected"] is False
+    assert isinstance(collected["ended"], int)
+    assert collected["ended"] >= collected["started"]  # type: ignore[operator]
+    kept = await host.job_get(KEY)
+    assert (kept["status"], kept["collected"]) == ("exited", True)
+    assert await host.job_remove(KEY) == {"removed": 1}
+    assert await gone(host, KEY)
     assert [tab["job"] for tab in await host.list()] == [
         {"key": other, "session_id": "ses_1", "call_id": "call_2", "command": "echo b"}
     ]

@@ -233,8 +233,8 @@ class BackgroundRecovery:
             return result_text(result, None)
 
         await self.jobs.start(
-            id=marker.id,
-            type="shell",
+            job_id=marker.id,
+            kind="shell",
             run=wait,
             title=r.command,
             metadata={"session_id": r.session_id, "call_id": r.call_id, "job_key": r.job_key},
@@ -282,8 +282,8 @@ class BackgroundRecovery:
             await self._admit(notice, report, wake=True)
             return
         await self.jobs.start(
-            id=r.child_id,
-            type="subagent",
+            job_id=r.child_id,
+            kind="subagent",
             run=lambda: self.run_child(r.child_id),
             title=r.description,
             metadata={"session_id": r.parent_id, "child_id": r.child_id},
@@ -307,6 +307,10 @@ class BackgroundRecovery:
     async def run_child(self, child_id: str) -> str:
         """Run (or join) the child's turn; its last answer."""
         self.runner.resume(child_id)
+        return await self.child_answer(child_id)
+
+    async def child_answer(self, child_id: str) -> str:
+        """The child's last answer once its turn (already running, or none) is over."""
         await self.runner.wait_idle(child_id)
         text = await self._read(lambda c: _last_answer(c, child_id))
         assert isinstance(text, str)

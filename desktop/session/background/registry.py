@@ -1,6 +1,6 @@
 """The job registry: work that a turn may wait for, hand to the background, or cancel.
 
-    job = await jobs.start(type="shell", run=lambda: run_command(), recovery=ShellRecovery(...))
+    job = await jobs.start(kind="shell", run=lambda: run_command(), recovery=ShellRecovery(...))
     outcome = await jobs.block(job.id, session_id)   # the turn waits: "settled" | "backgrounded"
     await jobs.background(job.id)                      # or: background_all(session_id)
     info = await jobs.wait(job.id)                     # settled (or closed: still "running")
@@ -94,8 +94,8 @@ class JobRegistry:
 
     # ----- reading ------------------------------------------------------------------------
 
-    def get(self, id: str) -> JobInfo | None:
-        job = self._jobs.get(id)
+    def get(self, job_id: str) -> JobInfo | None:
+        job = self._jobs.get(job_id)
         return None if job is None else job.info
 
     def jobs(self, session_id: str | None = None) -> list[JobInfo]:
@@ -119,27 +119,27 @@ class JobRegistry:
     async def start(
         self,
         *,
-        type: str,
+        kind: str,
         run: Run,
-        id: str | None = None,
+        job_id: str | None = None,
         title: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         recovery: Recovery | None = None,
         notification_id: str | None = None,
     ) -> JobInfo:
-        """Start `run()` as job `id` (a new id by default). A job of that id still running is
-        returned as it is: the same work never runs twice in one process."""
+        """Start `run()` as job `job_id` (a new id by default). A job of that id still
+        running is returned as it is: the same work never runs twice in one process."""
         if self._closed:
             raise RuntimeError("the job registry is closed")
-        job_id = id or new_id("job")
+        key = job_id or new_id("job")
         async with self._lock:
-            existing = self._jobs.get(job_id)
+            existing = self._jobs.get(key)
             if existing is not None and existing.info.status == "running":
                 return existing.info
             loop = asyncio.get_running_loop()
             info = JobInfo(
-                job_id,
-                type,
+                key,
+                kind,
                 "running",
                 now_ms(),
                 title=title,
@@ -148,28 +148,28 @@ class JobRegistry:
                 recovery=recovery,
             )
             job = _Job(info, object(), loop.create_future(), loop.create_future())
-            self._jobs[job_id] = job
-            job.task = asyncio.create_task(self._drive(job_id, job.token, run), name=job_id)
+            self._jobs[key] = job
+            job.task = asyncio.create_task(self._drive(key, job.token, run), name=key)
         return info
 
-    async def _drive(self, id: str, token: object, run: Run) -> None:
+    async def _drive(self, job_id: str, token: object, run: Run) -> None:
         try:
             output = await run()
         except asyncio.CancelledError:
-            await self._settle(id, token, "cancelled", None, None)
+            await self._settle(job_id, token, "cancelled", None, None)
             raise
         except Exception as exc:
-            await self._settle(id, token, "error", None, _error_text(exc))
+            await self._settle(job_id, token, "error", None, _error_text(exc))
         else:
-            await self._settle(id, token, "completed", output, None)
+            await self._settle(job_id, token, "completed", output, None)
 
     async def _settle(
-        self, id: str, token: object, status: Status, output: str | None, error: str | None
+        self, job_id: str, token: object, status: Status, output: str | None, error: str | None
     ) -> None:
         if self._closed:
             return  # shutdown: no settlement is promised, the markers stay as they are
         async with self._lock:
-            job = self._jobs.get(id)
+            job = self._jobs.get(job_id)
             if job is None or job.token is not token or job.info.status != "running":
                 return
             settled = dataclasses.replace(
@@ -181,17 +181,17 @@ class JobRegistry:
                 try:
                     await self.markers.put([marker])
                 except Exception:
-                    _log.exception("could not record the result of job %s", id)
+                    _log.exception("could not record the result of job %s", job_id)
             job.info = settled
             job.blocking.clear()
         _resolve(job.done, settled)
 
     # ----- observing ------------------------------------------------------------------------
 
-    async def wait(self, id: str, within: float | None = None) -> JobInfo | None:
+    async def wait(self, job_id: str, within: float | None = None) -> JobInfo | None:
         """The job once settled (None: unknown). With `within`, at most that many seconds, then as
         it is. Cancelling the caller cancels only the wait."""
-        job = self._jobs.get(id)
+        job = self._jobs.get(job_id)
         if job is None:
             return None
         if job.info.status != "running":
@@ -200,10 +200,10 @@ class JobRegistry:
             return await asyncio.wait_for(asyncio.shield(job.done), within)
         return job.info
 
-    async def block(self, id: str, session_id: str) -> Blocked | None:
+    async def block(self, job_id: str, session_id: str) -> Blocked | None:
         """Wait as `session_id`'s turn: until the job settles or is moved to the background
         (by `background`, or `background_all` for this session). None: unknown job."""
-        job = self._jobs.get(id)
+        job = self._jobs.get(job_id)
         if job is None:
             return None
         if job.info.status != "running":
@@ -231,12 +231,12 @@ class JobRegistry:
             notification_id = new_id("msg")
         return dataclasses.replace(info, background=True, notification_id=notification_id)
 
-    async def background(self, id: str) -> JobInfo | None:
+    async def background(self, job_id: str) -> JobInfo | None:
         """Move a job to the background: its blocked turns are released and, for
         recoverable work, the marker is written first. Recoverable work that already
         settled is backgrounded too (its notice is still owed). None: nothing to move."""
         async with self._lock:
-            job = self._jobs.get(id)
+            job = self._jobs.get(job_id)
             if job is None or (job.info.status != "running" and job.info.recovery is None):
                 return None
             if job.info.background:
@@ -250,8 +250,8 @@ class JobRegistry:
         _resolve(job.backgrounded, moved)
         return moved
 
-    async def background_all(self, session_id: str, type: str | None = None) -> list[JobInfo]:
-        """Background every running job `session_id`'s turn is blocked on (of `type`, when
+    async def background_all(self, session_id: str, kind: str | None = None) -> list[JobInfo]:
+        """Background every running job `session_id`'s turn is blocked on (of `kind`, when
         given); their markers are written in one transaction before anyone is released."""
         async with self._lock:
             chosen = [
@@ -259,7 +259,7 @@ class JobRegistry:
                 for job in self._jobs.values()
                 if job.info.status == "running"
                 and not job.info.background
-                and (type is None or job.info.type == type)
+                and (kind is None or job.info.type == kind)
                 and job.blocking[session_id] > 0
             ]
             moved = [self._mark(job) for job in chosen]
@@ -271,11 +271,11 @@ class JobRegistry:
             _resolve(job.backgrounded, info)
         return moved
 
-    async def cancel(self, id: str) -> JobInfo | None:
+    async def cancel(self, job_id: str) -> JobInfo | None:
         """Cancel a running job on purpose: "cancelled" is recorded (in its marker too) and
         its run is cancelled. A settled job is returned as it is; None: unknown."""
         async with self._lock:
-            job = self._jobs.get(id)
+            job = self._jobs.get(job_id)
             if job is None:
                 return None
             if job.info.status != "running":

@@ -4,19 +4,26 @@ routes share.
 - `shell_backgrounded` (the shell tool's `on_background`): a `background: true` call's job
   becomes a registry job with a durable marker; when the PTY host job ends its notice is
   admitted (waking the session, so the model reads the result).
+- `shell_foreground` / `subagent_foreground` (the tools' `on_foreground`): a foreground
+  call's wait is a registry job its turn blocks on, so `background_session`
+  (`POST /api/session/{id}/background`) can move it: the marker is written, the call
+  returns "moved", and the completion becomes the notice.
 - `jobs_of` / `cancel`: what `GET /api/session/{id}/jobs` and
   `POST /api/session/{id}/jobs/{job_id}/cancel` answer.
 - `recovery`: the start-up sweep (recovery.py), given to the runner's `recover`.
+- `cleanup`: finished job terminals removed after their retention or with their session
+  (cleanup.py); its timer is started after recovery.
 - `close`: service shutdown; runs are cancelled without settling, markers stay.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from desktop.session.background import notices
+from desktop.session.background.cleanup import CleanupHost, JobCleanup
 from desktop.session.background.markers import (
     Marker,
     MarkerStore,
@@ -80,18 +87,28 @@ def marker_json(marker: Marker) -> dict[str, Any]:
 
 
 class BackgroundWork:
-    def __init__(self, bus: DurableBus, runner: Runner, host: HostWithKill | None) -> None:
+    def __init__(
+        self,
+        bus: DurableBus,
+        runner: Runner,
+        host: HostWithKill | None,
+        *,
+        cleanup_host: CleanupHost | None = None,
+        retention: float = 24 * 3600.0,
+    ) -> None:
         self.bus = bus
         self.runner = runner
         self.host = host
         self.jobs = JobRegistry(MarkerStore(bus.store))
         self.recovery = BackgroundRecovery(bus, self.jobs, runner, host=host)
+        self.cleanup = JobCleanup(bus, self.jobs, cleanup_host, retention=retention)
         self._tasks = OwnedTasks(_log, "a background notice failed")
 
     def _spawn(self, work: Awaitable[None]) -> None:
         self._tasks.spawn(work)
 
     async def close(self) -> None:
+        await self.cleanup.close()
         await self._tasks.close()
         await self.recovery.close()
         await self.jobs.close()
@@ -143,8 +160,8 @@ class BackgroundWork:
             return result_text(result, None)
 
         await self.jobs.start(
-            id=state.key,
-            type="shell",
+            job_id=state.key,
+            kind="shell",
             run=wait,
             title=command,
             metadata={
@@ -174,17 +191,34 @@ class BackgroundWork:
     # ----- subagents --------------------------------------------------------------------
 
     async def subagent_backgrounded(self, ctx: ShellContext, child: str, description: str) -> None:
-        recovery = SubagentRecovery(ctx.session_id, child, "subagent", description)
-        await self.jobs.start(
-            id=child,
-            type="subagent",
-            run=lambda: self.recovery.run_child(child),
-            title=description,
-            metadata={"session_id": ctx.session_id, "child_id": child},
-            recovery=recovery,
-        )
+        await self._start_subagent(ctx, child, description, lambda: self.recovery.run_child(child))
         await self.jobs.background(child)
         self._spawn(self._notify_subagent(child))
+
+    async def subagent_foreground(self, ctx: ShellContext, child: str, description: str) -> bool:
+        """Wait for a foreground child as its parent's turn (blocked), so `background_session`
+        can move it; True when it was moved (its answer becomes a notice). The child was
+        already prompted and runs on its own: the job only waits for it to be idle."""
+        await self._start_subagent(
+            ctx, child, description, lambda: self.recovery.child_answer(child)
+        )
+        outcome = await self.jobs.block(child, ctx.session_id)
+        if outcome is None or outcome.kind != "backgrounded":
+            return False
+        self._spawn(self._notify_subagent(child))
+        return True
+
+    async def _start_subagent(
+        self, ctx: ShellContext, child: str, description: str, run: Callable[[], Awaitable[str]]
+    ) -> None:
+        await self.jobs.start(
+            job_id=child,
+            kind="subagent",
+            run=run,
+            title=description,
+            metadata={"session_id": ctx.session_id, "child_id": child},
+            recovery=SubagentRecovery(ctx.session_id, child, "subagent", description),
+        )
 
     async def _notify_subagent(self, child: str) -> None:
         info = await self.jobs.wait(child)
