@@ -8,8 +8,11 @@ Run: .venv/bin/python bench/onehop.py [--port 0] [--loop uvloop|asyncio] [--page
 Prints `{"url": ...}` when listening. `GET /ws?command=SHELL-CODE[&cols=&rows=]` spawns
 `sh -c SHELL-CODE` in a PTY; binary frames in are written to the PTY, output goes out as
 binary frames (one per read of up to 256 KiB); the socket closes when the PTY ends.
-Text frames `{"type": "resize", "cols", "rows"}` resize it; anything else is ignored.
-`GET /` serves `--page` (a bare xterm.js page for bench/ui_terminal.py), if given.
+Text frames `{"type": "resize", "cols", "rows"}` resize it, `{"type": "pause"}` and
+`{"type": "resume"}` stop and restart reading the PTY (ttyd's flow control, which a page
+needs so a flood does not overrun xterm.js's write buffer); anything else is ignored.
+`GET /` serves `--page` (a bare xterm.js page for bench/ui_terminal.py), if given, with the
+page's folder under `/static/` and web/node_modules under `/node_modules/`.
 """
 
 from __future__ import annotations
@@ -45,6 +48,18 @@ async def terminal(request: web.Request) -> web.StreamResponse:
     buffer = bytearray(READ_BYTES)
     readable = asyncio.Event()
     loop.add_reader(process.fd, readable.set)
+    # Paused: no reader registered (a level-triggered reader would spin on unread output).
+    paused = False
+
+    def flow(kind: object) -> None:
+        nonlocal paused
+        if kind == "pause" and not paused and not output.done():
+            paused = True
+            loop.remove_reader(process.fd)
+        elif kind == "resume" and paused and not output.done():
+            paused = False
+            loop.add_reader(process.fd, readable.set)
+            readable.set()
 
     async def pump() -> None:
         try:
@@ -65,7 +80,8 @@ async def terminal(request: web.Request) -> web.StreamResponse:
                 return
             if count:
                 await socket.send_bytes(bytes(buffer[:count]))
-                readable.set()  # maybe more: read until empty
+                if not paused:
+                    readable.set()  # maybe more: read until empty
 
     output = asyncio.ensure_future(pump())
     try:
@@ -77,6 +93,8 @@ async def terminal(request: web.Request) -> web.StreamResponse:
                     parsed = json.loads(message.data)
                     if parsed.get("type") == "resize":
                         process.resize(int(parsed["cols"]), int(parsed["rows"]))
+                    else:
+                        flow(parsed.get("type"))
     finally:
         output.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -98,6 +116,7 @@ def make_app(page: Path | None) -> web.Application:
 
         app.router.add_get("/", index)
         app.router.add_static("/static/", assets)
+        app.router.add_static("/node_modules/", ROOT / "web" / "node_modules")
     return app
 
 

@@ -674,11 +674,45 @@ async def hops(bench: Bench, args: argparse.Namespace) -> list[HopRow]:
     onehop = OneHop(args.baseline_loop)
     try:
         async with aiohttp.ClientSession() as plain:
+            # First, before any flood has grown a buffer: the idle footprint.
+            rows.append(await hop_idle_rss(bench, plain, onehop))
             rows.extend(await hop_throughputs(bench, plain, onehop, args))
             rows.extend(await hop_echoes(bench, plain, onehop, args))
     finally:
         onehop.stop()
     return rows
+
+
+async def hop_idle_rss(bench: Bench, plain: aiohttp.ClientSession, onehop: OneHop) -> HopRow:
+    """RSS of service + PTY host against the one-hop server, each with one idle terminal
+    that a connected client has seen print (the shell's own process is not counted)."""
+    progress("hops, idle RSS with one terminal")
+    command = "echo ready; exec sleep 100000"
+    info = await bench.create(command)
+    socket = await bench.connect(info["id"])
+    await bench.read_until_replayed(socket)
+    await bench.wait_tail(info["id"], len("ready\r\n"))
+    assert bench.service.process is not None
+    service_kb = rss_kb(bench.service.process.pid)
+    host_kb = rss_kb(bench.service.host_pid())
+    async with plain.ws_connect(onehop.ws_url(command), max_msg_size=0) as ws:
+        seen = b""
+        while b"ready" not in seen:
+            message = await ws.receive()
+            if message.type != aiohttp.WSMsgType.BINARY:
+                raise RuntimeError(f"socket ended: {message}")
+            seen += message.data
+        onehop_kb = rss_kb(onehop.process.pid)
+    await socket.close()
+    await bench.delete(info["id"])
+    desk_kb = service_kb + host_kb
+    return (
+        "idle RSS, one terminal, MB (desk: service + host)",
+        f"{desk_kb / 1024:.1f} ({service_kb / 1024:.1f} + {host_kb / 1024:.1f})",
+        f"{onehop_kb / 1024:.1f}",
+        "",
+        f"{desk_kb / onehop_kb:.2f}x",
+    )
 
 
 async def hop_throughputs(

@@ -1,6 +1,14 @@
 """Browser-side terminal figures for the web UI.
 
-Starts `desk serve` in temporary dirs, opens the UI in headless Chromium (Debian's) and prints:
+Starts `desk serve` in temporary dirs and bench/onehop.py with the bare xterm.js page
+(bench/pages/bare-xterm.html: Desk's xterm.js version, options and addons, on the one-hop
+server, the shape of ttyd), opens both in headless Chromium (Debian's) and prints, for both
+pages in interleaved rounds (Desk, bare, Desk, bare...), with medians and Desk/bare ratios:
+- flood rendering: MB/s from the Enter of a `yes | head -c` flood to the render showing its
+  end marker;
+- keystroke-to-paint latency (keydown to the xterm render that shows the echo), p50/p99,
+  typed in the terminal that just flooded (its 10,000-line scrollback full).
+Then, for Desk alone:
 - throughput: MB/s that xterm.js parses and renders from a 50 MB flood (`yes | head -c`),
   acks included, in the visible tab and in a background tab, against a baseline measured in
   the same run: the same flood read by a plain WebSocket client that acks at once and renders
@@ -8,7 +16,7 @@ Starts `desk serve` in temporary dirs, opens the UI in headless Chromium (Debian
 - keystroke-to-paint latency (keydown to the xterm render that shows the echo, measured in
   the page), p50/p99, idle and while another tab floods.
 
-Usage: .venv/bin/python bench/ui_terminal.py [--mb 50] [--keys 60]
+Usage: .venv/bin/python bench/ui_terminal.py [--mb 50] [--keys 60] [--rounds 3]
 Prints figures; never asserts on time.
 """
 
@@ -26,7 +34,9 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -188,15 +198,95 @@ def percentile(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+class BarePage:
+    """bench/onehop.py serving the bare xterm.js page (bench/pages/bare-xterm.html)."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, str(ROOT / "bench" / "onehop.py"), "--page", str(BARE_PAGE)],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        self.url = str(json.loads(self.process.stdout.readline())["url"])
+
+    def open(self, page: Page, cols: int, rows: int) -> None:
+        query = urllib.parse.urlencode(
+            {"command": "exec bash --norc --noprofile", "cols": cols, "rows": rows}
+        )
+        page.goto(f"{self.url}/?{query}")
+        wait_for(page, "() => window.__desk && window.__desk.terminals()[0].phase === 'live'")
+
+    def close(self) -> None:
+        self.process.send_signal(signal.SIGTERM)
+        self.process.wait(10)
+
+
+BARE_PAGE = ROOT / "bench" / "pages" / "bare-xterm.html"
+BARE_ID = "bare"
+
+
+@dataclass
+class Figures:
+    """One page's figures over the rounds: flood seconds and keystroke-to-paint samples."""
+
+    floods: list[float] = field(default_factory=list)
+    keys: list[list[float]] = field(default_factory=list)
+
+    def rate(self, megabytes: int) -> float:
+        return megabytes / statistics.median(self.floods)
+
+    def pooled(self) -> list[float]:
+        return [sample for round_ in self.keys for sample in round_]
+
+
+def measure_round(page: Page, pty_id: str, args: argparse.Namespace, into: Figures) -> None:
+    """One flood, then keystrokes in the same terminal (its scrollback full, as after use)."""
+    page.bring_to_front()
+    activate(page, pty_id)
+    into.floods.append(ui_flood(page, pty_id, args.mb, "shown"))
+    into.keys.append(keystroke_latencies(page, pty_id, args.keys))
+
+
+def side_by_side(desk: Figures, bare: Figures, megabytes: int) -> None:
+    rows = [
+        ("flood rendered, MB/s (median)", desk.rate(megabytes), bare.rate(megabytes)),
+        (
+            "keystroke-to-paint p50, ms",
+            statistics.median(desk.pooled()),
+            statistics.median(bare.pooled()),
+        ),
+        (
+            "keystroke-to-paint p99, ms",
+            percentile(desk.pooled(), 0.99),
+            percentile(bare.pooled(), 0.99),
+        ),
+    ]
+    print(f"{'figure':<34}{'desk':>9}{'bare':>9}{'desk/bare':>11}")
+    for name, ours, base in rows:
+        print(f"{name:<34}{ours:>9.2f}{base:>9.2f}{ours / base:>11.2f}")
+    for label, figures in (("desk", desk), ("bare", bare)):
+        floods = " ".join(f"{megabytes / seconds:.2f}" for seconds in figures.floods)
+        p50s = " ".join(f"{statistics.median(samples):.1f}" for samples in figures.keys)
+        print(f"  per round, {label}: flood MB/s {floods}; keystroke p50 ms {p50s}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mb", type=int, default=50, help="flood size in MB")
     parser.add_argument("--keys", type=int, default=60, help="keystrokes per latency run")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="interleaved rounds of Desk and the bare page"
+    )
     args = parser.parse_args()
     if not (ROOT / "web" / "dist" / "index.html").is_file():
         print("web/dist is missing: run `cd web && npm ci && npm run build` first")
         return 2
     service = Service()
+    bare_server = BarePage()
+    desk, bare = Figures(), Figures()
     try:
         ids = [
             service.request("POST", "/api/pty", {**SHELL, "title": f"bench-{n}"})["id"]
@@ -212,15 +302,23 @@ def main() -> int:
             page = browser.new_page(viewport={"width": 1280, "height": 800})
             attach_ui(page, service, 3)
             visible, hidden, typing = ids
-            renderer = page.evaluate("() => window.__desk.terminals()[0].renderer")
+            shown = page.evaluate(
+                "(id) => window.__desk.terminals().find((t) => t.id === id)", visible
+            )
+            # The same grid in both pages, so each frame paints the same number of cells.
+            bare_page = browser.new_page(viewport={"width": 1280, "height": 800})
+            bare_server.open(bare_page, int(shown["cols"]), int(shown["rows"]))
+            bare_info = bare_page.evaluate("() => window.__desk.terminals()[0]")
 
+            for round_ in range(args.rounds):
+                print(f"round {round_ + 1}/{args.rounds}", file=sys.stderr, flush=True)
+                measure_round(page, visible, args, desk)
+                measure_round(bare_page, BARE_ID, args, bare)
+
+            # Desk alone: a background tab's flood, and typing in another tab meanwhile.
+            page.bring_to_front()
             activate(page, typing)
             idle = keystroke_latencies(page, typing, args.keys)
-
-            activate(page, visible)
-            shown = ui_flood(page, visible, args.mb, "shown")
-
-            # Background tab: flood it, then type in another tab while it runs.
             activate(page, hidden)
             timer = page.evaluate_handle(FLOOD_TIMER, [hidden, "hidden-2"])
             page.keyboard.type(flood_command(args.mb, "hidden"))
@@ -230,22 +328,31 @@ def main() -> int:
             background = float(page.evaluate("(p) => p.done", timer)) / 1000
             browser.close()
     finally:
+        bare_server.close()
         service.close()
 
     mb = args.mb
-    print(f"renderer: {renderer}")
+    print(
+        f"renderer: desk {shown['renderer']}, bare {bare_info['renderer']}; "
+        f"grid {bare_info['cols']}x{bare_info['rows']} in both; {args.rounds} rounds, "
+        f"{mb} MB floods, {args.keys} keystrokes per round"
+    )
+    print("Desk's page against the bare xterm.js page on the one-hop server, interleaved:")
+    side_by_side(desk, bare, mb)
+    print("Desk alone:")
     print(
         f"baseline (WebSocket client, no rendering): {mb / baseline:8.1f} MB/s  ({baseline:.2f} s)"
     )
+    visible_seconds = statistics.median(desk.floods)
     print(
-        f"xterm.js, visible tab:                     {mb / shown:8.1f} MB/s  ({shown:.2f} s)"
-        f"  ratio vs baseline {baseline / shown:.2f}"
+        f"xterm.js, visible tab (median):            {mb / visible_seconds:8.1f} MB/s  "
+        f"({visible_seconds:.2f} s)  ratio vs baseline {baseline / visible_seconds:.2f}"
     )
     print(
         f"xterm.js, background tab (typing meanwhile): {mb / background:6.1f} MB/s  "
         f"({background:.2f} s)  ratio vs baseline {baseline / background:.2f}"
     )
-    for name, samples in (("idle", idle), ("during a background flood", busy)):
+    for name, samples in (("idle, fresh tab", idle), ("during a background flood", busy)):
         print(
             f"keystroke-to-paint {name}: p50 {statistics.median(samples):.1f} ms, "
             f"p99 {percentile(samples, 0.99):.1f} ms, max {max(samples):.1f} ms "
