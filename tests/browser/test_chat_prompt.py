@@ -39,7 +39,8 @@ def session_status(page: Page, sid: str) -> str:
 
 def wait_status(page: Page, sid: str, status: str) -> None:
     page.wait_for_function(
-        "([id, status]) => window.__desk.chat().sessions.some((s) => s.id === id && s.status === status)",
+        "([id, status]) => window.__desk.chat().sessions"
+        ".some((s) => s.id === id && s.status === status)",
         arg=[sid, status],
     )
 
@@ -57,7 +58,8 @@ RECORD_TOOL_STATES = """() => {
         const states = window.__toolStates
         if (status && states[states.length - 1] !== status) states.push(status)
     }
-    new MutationObserver(seen).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ['data-status'] })
+    new MutationObserver(seen).observe(document.body,
+        { subtree: true, childList: true, attributes: true, attributeFilter: ['data-status'] })
 }"""
 
 
@@ -137,7 +139,8 @@ def test_a_shell_tool_card_shows_its_live_state_then_the_output_and_exit_code(
     expect(card.locator(".tool-body")).to_contain_text("hi-42")
     expect(page.locator(".msg-assistant .markdown")).to_have_text("done")
     states = page.evaluate("() => window.__toolStates")
-    assert states[0] == "streaming" and states[-1] == "completed", states
+    assert states[0] == "streaming", states
+    assert states[-1] == "completed", states
     assert set(states) <= {"streaming", "running", "completed"}, states
     assert fake_provider.invalid_count == 0
 
@@ -330,7 +333,8 @@ def test_the_retry_banner_counts_down_then_goes_and_the_answer_shows(
     expect(banner).to_have_count(0)
     texts: list[str] = page.evaluate("() => window.__retryTexts")
     counts = [int(t.split("Retrying in ")[1].split(" s")[0]) for t in texts if "Retrying in" in t]
-    assert len(counts) >= 2 and counts == sorted(counts, reverse=True), texts
+    assert len(counts) >= 2, texts
+    assert counts == sorted(counts, reverse=True), texts
     assert len(set(counts)) == len(counts), texts  # each second shown once, counting down
     assert fake_provider.invalid_count == 0
 
