@@ -357,3 +357,28 @@ def test_token_usage_of_a_turn_shows_under_its_last_assistant_message(
     expect(last.locator(".turn-usage")).to_have_count(1)
     wait_until(lambda: session_status(page, sid) == "idle", what="turn ended")
     assert fake_provider.invalid_count == 0
+
+
+def test_reasoning_streams_live_in_its_collapsed_part_and_the_durable_part_replaces_it(
+    page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider
+) -> None:
+    gate = fake_provider.gate()
+    reply = text_reply("The answer.", reasoning=["Weighing ", "the options"])
+    reply.gate, reply.gate_after = gate.event, 3  # both reasoning pieces out, no text yet
+    fake_provider.script(reply)
+    sid = create_session(agent_service)
+    open_chat(page, agent_service, sid)
+    send(page, "think first")
+    live = page.locator(".msg-assistant .part-reasoning.part-live")
+    expect(live).to_have_count(1)
+    expect(live.locator("summary")).to_have_text("Reasoning…")
+    expect(live).not_to_have_attribute("open", "")
+    expect(live.locator(".plain")).to_have_text("Weighing the options")
+
+    gate.open()
+    expect(page.locator(".msg-assistant .markdown")).to_have_text("The answer.")
+    expect(live).to_have_count(0)
+    reasoning = page.locator(".msg-assistant .part-reasoning")
+    expect(reasoning).to_have_count(1)
+    expect(reasoning.locator(".plain")).to_have_text("Weighing the options")
+    assert fake_provider.invalid_count == 0
