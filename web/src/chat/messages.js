@@ -54,8 +54,8 @@ function ToolPart({ part, thread }) {
     ${open &&
     html`<div class="tool-body">
       <${ToolLiveInput} thread=${thread} part=${part} />
-      <div class="tool-label">${command !== null ? "Command" : "Input"}</div>
-      <pre class="plain">${command ?? (typeof input === "string" ? input : JSON.stringify(input, null, 2))}</pre>
+      <div class="tool-label">Input</div>
+      <pre class="plain">${typeof input === "string" ? input : JSON.stringify(input, null, 2)}</pre>
       ${part.state?.content !== undefined &&
       html`<div class="tool-label">Output</div>
         <pre class="plain">${part.state.content}</pre>`}
