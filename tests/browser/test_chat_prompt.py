@@ -82,8 +82,17 @@ def test_enter_sends_and_the_answer_streams_in_before_the_stream_ends_then_shows
     assistant = [m for m in server_messages(agent_service, sid) if m["type"] == "assistant"]
     assert [p for p in assistant[0]["content"] if p["type"] == "text"] == []
 
+    # Marks on the rendered nodes: the durable text must replace the live one in place.
+    page.evaluate(
+        "() => document.querySelectorAll('.chat-messages .message').forEach((m) => m.__kept = true)"
+    )
+
     gate.open()
     expect(answer).not_to_have_attribute("aria-busy", "true")
+    kept = page.evaluate(
+        "() => [...document.querySelectorAll('.chat-messages .message')].map((m) => !!m.__kept)"
+    )
+    assert kept == [True, True]  # no message (nor the list) was rebuilt
     expect(answer.locator(".markdown")).to_have_count(1)
     expect(answer.locator(".markdown")).to_have_text("Hello from the stream.")
     assert page.locator(".chat-messages").inner_text().count("Hello from the stream.") == 1
