@@ -1,10 +1,13 @@
-// The open session: header (title, folder, status), the message list, and the slots the agent
-// issue fills (retry banner, prompt box).
+// The open session: header (title, folder, status), the retry banner, the message list, the
+// no-provider notice and the prompt box (composer.js).
 
 import { useLayoutEffect, useRef, useState } from "preact/hooks"
 import { html } from "./html.js"
 import { SessionStatusIcon } from "./icons.js"
 import { MessageItem } from "./messages.js"
+import { Composer } from "./composer.js"
+import { RetryBanner } from "./retry-banner.js"
+import { ProviderNotice, SettingsButton } from "./settings-dialog.js"
 import { elementScroll, measureElement, observeElementOffset, observeElementRect, Virtualizer } from "@tanstack/virtual-core"
 
 /** Start loading the previous page while this many pixels of history are still above. */
@@ -18,22 +21,6 @@ let openList = null
 export function listedIds() {
   return openList ? openList.getMeasurements().map((item) => item.key) : []
 }
-
-// ---- slots for the agent issue ----------------------------------------------------------------
-
-/** Shown while the agent waits to retry a failed request (session.retry.scheduled). */
-function RetryBanner({ thread }) {
-  const retry = thread.retry.value
-  if (!retry) return null
-  return html`<div class="chat-retry" role="status">Retrying (attempt ${retry.attempt}): ${retry.error?.message ?? ""}</div>`
-}
-
-/** The prompt box arrives with the agent (POST /api/session/{id}/prompt); its place is here. */
-function Composer() {
-  return null
-}
-
-// ------------------------------------------------------------------------------------------------
 
 async function copyCode(button) {
   const code = button.parentElement?.querySelector("code")
@@ -198,10 +185,12 @@ export function ChatView({ store }) {
         <h2 class="chat-title">${session.title || "Untitled"}</h2>
         <div class="chat-folder" title=${session.directory}><bdi>${session.directory}</bdi></div>
       </div>
+      <${SettingsButton} />
       <button type="button" class="icon-button" aria-label="Close chat" title="Close chat" onClick=${() => store.select(null)}>×</button>
     </header>
     <${RetryBanner} thread=${thread} />
     <${MessageList} key=${session.id} store=${store} thread=${thread} busy=${busy} />
-    <${Composer} store=${store} session=${session} />
+    <${ProviderNotice} store=${store} thread=${thread} />
+    <${Composer} key=${session.id} store=${store} session=${session} />
   </div>`
 }

@@ -16,8 +16,9 @@ const TOOL = {
   running: html`<path d="M13 8a5 5 0 1 1-1.6-3.7" /><path d="M11.8 1.8l-.3 2.8 2.8.2" />`, // arc: running
   completed: html`<path d="M3 8.5l3.2 3.2L13 4.8" />`, // check
   error: html`<path d="M4 4l8 8M12 4l-8 8" />`, // cross
+  cancelled: html`<circle cx="8" cy="8" r="5.5" /><path d="M4.2 11.8l7.6-7.6" />`, // slashed circle: stopped by the user
 }
-export const TOOL_LABEL = { streaming: "Preparing", running: "Running", completed: "Completed", error: "Failed" }
+export const TOOL_LABEL = { streaming: "Preparing", running: "Running", completed: "Completed", error: "Failed", cancelled: "Cancelled" }
 
 function icon(paths, status, label, className) {
   return html`<span class=${className} data-status=${status} role="img" aria-label=${label} title=${label}>

@@ -6,6 +6,7 @@ import { render } from "preact"
 import { apiPayload } from "../api.js"
 import { ChatView } from "./chat-view.js"
 import { html } from "./html.js"
+import { SettingsDialog } from "./settings-dialog.js"
 import { clampWidth, layout, setLayout, Sidebar } from "./sidebar.js"
 import { createChatStore } from "./store.js"
 import "./chat.css"
@@ -53,5 +54,10 @@ export function mountChat({ connection, sidebar, chat, toggle }) {
 
   render(html`<${Sidebar} store=${store} nav=${sidebar} />`, sidebar)
   render(html`<${ChatView} store=${store} />`, chat)
+  // The settings dialog has a root of its own: a modal inside a hidden (folded) sidebar or
+  // chat area would not show.
+  const settings = document.body.appendChild(document.createElement("div"))
+  settings.className = "settings-root"
+  render(html`<${SettingsDialog} store=${store} />`, settings)
   return store
 }

@@ -6,6 +6,9 @@ import { editable } from "./apply.js"
 import { html } from "./html.js"
 import { ToolStatusIcon } from "./icons.js"
 import { decorate, renderMarkdownCached, StreamingMarkdown } from "./markdown.js"
+import { NOT_CONFIGURED, openSettings } from "./settings-dialog.js"
+import { shellCommand, ToolBadge, ToolLiveInput, toolStatus } from "./tool-card.js"
+import { TurnUsage } from "./usage.js"
 
 /** Assistant Markdown; `streaming` renders block-wise per animation frame, else all at once. */
 export function Markdown({ text, streaming = false }) {
@@ -36,18 +39,21 @@ function brief(input) {
   return (first ?? JSON.stringify(input)).slice(0, 120)
 }
 
-function ToolPart({ part }) {
+function ToolPart({ part, thread }) {
   const [open, setOpen] = useState(false)
-  const status = part.state?.status ?? "running"
+  const status = toolStatus(part)
   const input = part.state?.input
-  return html`<details class="part-tool" data-status=${status} onToggle=${(e) => setOpen(e.currentTarget.open)}>
+  const command = shellCommand(part)
+  return html`<details class="part-tool" data-status=${status} data-call=${part.id} onToggle=${(e) => setOpen(e.currentTarget.open)}>
     <summary>
       <${ToolStatusIcon} status=${status} />
       <span class="tool-name">${part.name}</span>
-      <span class="tool-brief">${brief(input)}</span>
+      <span class="tool-brief">${command ?? brief(input)}</span>
+      <${ToolBadge} part=${part} />
     </summary>
     ${open &&
     html`<div class="tool-body">
+      <${ToolLiveInput} thread=${thread} part=${part} />
       <div class="tool-label">Input</div>
       <pre class="plain">${typeof input === "string" ? input : JSON.stringify(input, null, 2)}</pre>
       ${part.state?.content !== undefined &&
@@ -58,11 +64,11 @@ function ToolPart({ part }) {
   </details>`
 }
 
-function Part({ part }) {
+function Part({ part, thread }) {
   if (part.type === "text") return html`<${Markdown} text=${part.text} />`
   if (part.type === "reasoning")
     return html`<details class="part-reasoning"><summary>Reasoning</summary><div class="plain">${part.text}</div></details>`
-  if (part.type === "tool") return html`<${ToolPart} part=${part} />`
+  if (part.type === "tool") return html`<${ToolPart} part=${part} thread=${thread} />`
   return null
 }
 
@@ -100,6 +106,7 @@ function AssistantMessage({ message, thread, store, busy }) {
   const live = !message.time?.completed
   // Subscribes while live, so the first delta re-renders this message.
   const streamed = live ? thread.streamOf(message.id).value : ""
+  const reasoning = live ? thread.reasoningOf(message.id).value : ""
   const canEdit = editable(message) && !busy && message.content.some((p) => p.type === "text")
   return html`<article class="message msg-assistant" data-id=${message.id} aria-busy=${live ? "true" : undefined}>
     <header class="message-meta">
@@ -114,9 +121,13 @@ function AssistantMessage({ message, thread, store, busy }) {
             await store.editMessage(thread.sessionId, message.id, content)
             setEditing(false)
           }} />`
-      : message.content.map((part, i) => html`<${Part} key=${part.id ?? i} part=${part} />`)}
+      : message.content.map((part, i) => html`<${Part} key=${part.id ?? i} part=${part} thread=${thread} />`)}
+    ${live && reasoning && html`<details class="part-reasoning part-live"><summary>Reasoning…</summary><div class="plain">${reasoning}</div></details>`}
     ${live && streamed && html`<${Markdown} text=${streamed} streaming=${true} />`}
-    ${message.error && html`<p class="message-error" role="alert">${message.error.message}</p>`}
+    ${message.error && html`<p class="message-error" role="alert" data-type=${message.error.type}>${message.error.message}
+      ${message.error.type === NOT_CONFIGURED && html` <button type="button" class="link-button provider-configure" onClick=${openSettings}>Configure provider</button>`}</p>`}
+    ${message.finish === "interrupted" && html`<p class="message-interrupted">Interrupted</p>`}
+    <${TurnUsage} thread=${thread} messageId=${message.id} />
   </article>`
 }
 
@@ -126,8 +137,12 @@ function AssistantMessage({ message, thread, store, busy }) {
  */
 export function MessageItem({ sig, thread, store, busy }) {
   const message = sig.value
-  if (message.type === "user")
-    return html`<article class="message msg-user" data-id=${message.id}><div class="plain">${message.text}</div></article>`
+  if (message.type === "user") {
+    const queued = thread.queued.value.has(message.id)
+    return html`<article class="message msg-user" data-id=${message.id} data-queued=${queued ? "true" : undefined}>
+      <div class="plain">${message.text}</div>${queued && html`<div class="message-queued">Queued: sent when the current turn ends</div>`}
+    </article>`
+  }
   if (message.type === "synthetic")
     return html`<article class="message msg-synthetic" data-id=${message.id}>
       <details><summary>${message.description || "Synthetic message"}</summary><div class="plain">${message.text}</div></details>

@@ -6,6 +6,7 @@ import { useEffect, useRef, useState } from "preact/hooks"
 import { html } from "./html.js"
 import { SessionStatusIcon } from "./icons.js"
 import { nativeFolderDialog, pickFolder } from "./folder.js"
+import { SettingsButton } from "./settings-dialog.js"
 
 const LAYOUT_KEY = "desk.sidebar"
 export const SIDEBAR_MIN = 160
@@ -221,6 +222,8 @@ export function Sidebar({ store, nav }) {
   return html`
     <div class="sessions-head">
       <h2 class="sidebar-title">Sessions</h2>
+      <span class="header-spacer"></span>
+      <${SettingsButton} />
       <button type="button" class="icon-button" id="new-session" aria-label="New session" title="New session" onClick=${() => setDialog({ kind: "new" })}>+</button>
     </div>
     ${store.listState.value === "error" && html`<p class="form-error" role="alert">Could not load sessions.</p>`}

@@ -10,8 +10,19 @@
 
 import { batch, computed, signal } from "@preact/signals"
 import { CREATE, STATUS, TOUCH, UPDATE } from "./apply.js"
+import { turnUsage } from "./usage.js"
 
 export const PAGE_SIZE = 50
+
+/** Durable events after which no retry is pending any more. */
+const RETRY_ENDS = new Set([
+  "session.step.started",
+  "session.step.streamed",
+  "session.step.ended",
+  "session.step.failed",
+  "session.execution.interrupted",
+  "session.resume.exhausted",
+])
 
 const byCreatedDesc = (a, b) => (b.time?.created ?? 0) - (a.time?.created ?? 0)
 const enc = encodeURIComponent
@@ -32,6 +43,12 @@ export class Thread {
     // Slots for the agent issue: text streamed by ephemeral deltas, and the retry banner.
     this.streaming = new Map() // message id -> signal(text not yet in a durable part)
     this.retry = signal(null)
+    // The prompt UI's: reasoning streamed by deltas, tool arguments as they stream, the
+    // prompts sent while a turn ran (queued until delivered), and each turn's token usage.
+    this.reasoning = new Map() // message id -> signal(reasoning not yet in a durable part)
+    this.toolInput = new Map() // call id -> signal(arguments streamed so far)
+    this.queued = signal(new Set()) // user message ids waiting for the running turn to end
+    this.usage = computed(() => turnUsage(this.ids.value, (id) => this.messages.get(id)?.value))
   }
 
   message(id) {
@@ -44,6 +61,9 @@ export class Thread {
       this.messages.clear()
       this.known.clear()
       this.streaming.clear()
+      this.reasoning.clear()
+      this.toolInput.clear()
+      this.queued.value = new Set()
       this.seq = 0
       this.ids.value = []
       this.chunks.value = []
@@ -62,6 +82,61 @@ export class Thread {
     let text = this.streaming.get(id)
     if (!text) this.streaming.set(id, (text = signal("")))
     return text
+  }
+
+  reasoningOf(id) {
+    let text = this.reasoning.get(id)
+    if (!text) this.reasoning.set(id, (text = signal("")))
+    return text
+  }
+
+  toolInputOf(callId) {
+    let text = this.toolInput.get(callId)
+    if (!text) this.toolInput.set(callId, (text = signal("")))
+    return text
+  }
+
+  /** A prompt sent while a turn ran: shown as queued until the model receives it. */
+  markQueued(id) {
+    if (!this.queued.value.has(id)) this.queued.value = new Set([...this.queued.value, id])
+  }
+
+  /**
+   * session.input.delivered: the model received the prompt, and the server moved the user
+   * message (its seq) to that point; the list moves it to the end likewise, so a queued
+   * prompt follows the steps of the turn it waited for.
+   */
+  #delivered(id) {
+    if (this.queued.value.has(id)) {
+      const rest = new Set(this.queued.value)
+      rest.delete(id)
+      this.queued.value = rest
+    }
+    const ids = this.ids.value
+    if (!this.messages.has(id) || ids[ids.length - 1] === id) return
+    this.ids.value = [...ids.filter((x) => x !== id), id]
+    const chunks = this.chunks.value
+    for (const chunk of chunks) if (chunk.ids.value.includes(id)) chunk.ids.value = chunk.ids.value.filter((x) => x !== id)
+    const last = chunks[chunks.length - 1]
+    if (last) last.ids.value = [...last.ids.value, id]
+  }
+
+  /** Ends the retry banner and the live parts a durable event supersedes. */
+  #settleLive(event) {
+    const { type, data } = event
+    if (RETRY_ENDS.has(type)) this.retry.value = null
+    if (type === "session.reasoning" || type === "session.step.ended" || type === "session.step.failed") {
+      const streamed = this.reasoning.get(data?.message_id)
+      if (streamed) streamed.value = ""
+    }
+    if (type === "session.step.failed") {
+      const streamed = this.streaming.get(data?.message_id)
+      if (streamed) streamed.value = ""
+    }
+    if ((type === "session.tool.called" || type === "session.tool.success" || type === "session.tool.failed") && data?.call_id) {
+      this.toolInput.delete(data.call_id)
+    }
+    if (type === "session.input.delivered" && data?.message_id) this.#delivered(data.message_id)
   }
 
   /**
@@ -95,6 +170,8 @@ export class Thread {
     const id = event.data?.message_id
     if (event.type === "session.retry.scheduled") this.retry.value = { ...event.data, created: event.created }
     else if (event.type === "session.step.ended" || event.type === "session.step.started") this.retry.value = null
+    if (this.state.value !== "idle") batch(() => this.#settleLive(event))
+    else if (RETRY_ENDS.has(event.type)) this.retry.value = null
     if (!id || this.state.value === "idle") return false // not loaded: a later read brings it
     const current = this.messages.get(id)
     if (!current) {
@@ -132,6 +209,7 @@ export function createChatStore({ request }) {
   const sessions = signal([]) // newest first
   const activeId = signal(null)
   const listState = signal("idle")
+  const provider = signal(null) // GET /api/config/provider (never the key), null until read
   const threads = new Map()
   // Session list merging: a list read never undoes a live change made after it started.
   let sessionClock = 0
@@ -274,7 +352,9 @@ export function createChatStore({ request }) {
       } else if (type === "session.updated") {
         changeSession(sid, (s) => ((s.title = data.title), s))
       }
-      if (STATUS[type]) changeSession(sid, (s) => ((s.status = STATUS[type]), s))
+      // A step's start or end leaves a running turn busy (the claim holds; session.status
+      // says when the turn ends); only a failure changes a busy session's status here.
+      if (STATUS[type]) changeSession(sid, (s) => ((s.status = s.status === "busy" && STATUS[type] === "idle" ? "busy" : STATUS[type]), s))
       if (TOUCH.has(type)) changeSession(sid, (s) => ((s.time.updated = Math.max(s.time.updated ?? 0, created)), s))
       threads.get(sid)?.apply(event)
     })
@@ -289,12 +369,22 @@ export function createChatStore({ request }) {
     } else if (type === "session.text.delta" && data.message_id) {
       const text = thread(sid).streamOf(data.message_id)
       text.value += data.delta ?? ""
+    } else if (type === "session.reasoning.delta" && data.message_id) {
+      const text = thread(sid).reasoningOf(data.message_id)
+      text.value += data.delta ?? ""
+    } else if (type === "session.tool.input.delta" && data.call_id) {
+      const text = thread(sid).toolInputOf(data.call_id)
+      text.value += data.delta ?? ""
     }
   }
 
   /** One event from the stream: durable ones carry `seq` and `data` (Event.to_json()). */
   function handle(type, properties) {
     if (!properties || typeof properties !== "object") return
+    if (type === "provider.config.updated") {
+      loadProvider().catch(() => null) // the event says little; the route says all but the key
+      return
+    }
     if (typeof properties.seq === "number" && properties.data && typeof properties.data === "object") {
       applyDurable({ ...properties, type: properties.type ?? type })
     } else {
@@ -306,6 +396,7 @@ export function createChatStore({ request }) {
   async function resync() {
     const open = [...threads.values()].filter((t) => t.state.value !== "idle")
     for (const t of threads.values()) t.reset()
+    loadProvider().catch(() => null)
     await loadSessions().catch(() => null)
     await Promise.all(open.map((t) => openThread(t.sessionId)))
   }
@@ -342,7 +433,40 @@ export function createChatStore({ request }) {
     return payload?.data ?? null
   }
 
+  // ---- the agent: prompts, interrupts, the provider's settings ------------------------------
+
+  /** Sends a prompt (202 {message_id}); while a turn runs it is queued behind it. */
+  async function sendPrompt(sessionId, text) {
+    const busy = sessions.value.find((s) => s.id === sessionId)?.status === "busy"
+    const { data } = await request("POST", `/api/session/${enc(sessionId)}/prompt`, { text, mode: "queue" })
+    const messageId = data?.message_id
+    if (busy && messageId) thread(sessionId).markQueued(messageId)
+    return messageId ?? null
+  }
+
+  async function interrupt(sessionId) {
+    const { data } = await request("POST", `/api/session/${enc(sessionId)}/interrupt`, {})
+    return Boolean(data?.interrupted)
+  }
+
+  async function loadProvider() {
+    const { data } = await request("GET", "/api/config/provider")
+    provider.value = data
+    return data
+  }
+
+  async function saveProvider(body) {
+    const { data } = await request("PUT", "/api/config/provider", body)
+    provider.value = data
+    return data
+  }
+
   return {
+    provider,
+    sendPrompt,
+    interrupt,
+    loadProvider,
+    saveProvider,
     sessions,
     activeId,
     active,

@@ -1,0 +1,33 @@
+// The retry banner: the agent's request failed with a retryable error and waits until `at`
+// (epoch ms, session.retry.scheduled) to try again. It counts down once a second and is gone
+// when the next step starts or streams (the store clears `thread.retry`).
+
+import { useEffect, useState } from "preact/hooks"
+import { html } from "./html.js"
+
+/** Whole seconds left until `at`, never negative (rounded up: "1 s" until the moment itself). */
+export const secondsLeft = (at, now = Date.now()) => Math.max(0, Math.ceil((at - now) / 1000))
+
+export function retryText(retry, now = Date.now()) {
+  const left = secondsLeft(retry.at, now)
+  const when = left > 0 ? `Retrying in ${left} s` : "Retrying now"
+  const message = retry.error?.message ?? ""
+  return `${when} (attempt ${retry.attempt})${message ? `: ${message}` : ""}`
+}
+
+export function RetryBanner({ thread }) {
+  const retry = thread.retry.value
+  const [now, setNow] = useState(Date.now())
+  useEffect(() => {
+    if (!retry) return
+    setNow(Date.now())
+    const timer = setInterval(() => {
+      const t = Date.now()
+      setNow(t)
+      if (t >= retry.at) clearInterval(timer)
+    }, 250) // a quarter second: the shown second changes on time, not up to a second late
+    return () => clearInterval(timer)
+  }, [retry])
+  if (!retry) return null
+  return html`<div class="chat-retry" role="status" data-at=${retry.at}>${retryText(retry, now)}</div>`
+}

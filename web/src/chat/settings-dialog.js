@@ -1,0 +1,145 @@
+// The model provider's settings: a modal <dialog> over GET/PUT /api/config/provider. The key
+// is write-only: the service never returns it (only `api_key_set`), so the field starts empty
+// and says whether one is stored; typing replaces it, "Remove key" sends null, leaving it
+// empty keeps the stored key (the route's `api_key` absent).
+
+import { signal } from "@preact/signals"
+import { useEffect, useRef, useState } from "preact/hooks"
+import { html } from "./html.js"
+
+/** Open while true; any part of the UI may open it (the header button, the no-provider notice). */
+export const settingsOpen = signal(false)
+export const openSettings = () => (settingsOpen.value = true)
+
+export const PROVIDERS = [
+  { id: "openai", label: "OpenAI", baseUrl: "https://api.openai.com/v1" },
+  { id: "groq", label: "Groq", baseUrl: "https://api.groq.com/openai/v1" },
+  { id: "openai-compatible", label: "OpenAI-compatible (vLLM, llama.cpp, Ollama, LM Studio, OpenRouter…)", baseUrl: "" },
+]
+
+/** The PUT body for the form's values: only what the route takes, the key only when changed. */
+export function providerBody({ provider, baseUrl, model, apiKey, removeKey }) {
+  const body = { provider, model: model.trim() }
+  const url = baseUrl.trim()
+  if (url) body.base_url = url
+  if (removeKey) body.api_key = null
+  else if (apiKey) body.api_key = apiKey
+  return body
+}
+
+function SettingsForm({ store, onClose }) {
+  const saved = store.provider.value
+  const [provider, setProvider] = useState(saved?.provider ?? "openai-compatible")
+  const [baseUrl, setBaseUrl] = useState(saved?.base_url ?? "")
+  const [model, setModel] = useState(saved?.model ?? "")
+  const [apiKey, setApiKey] = useState("")
+  const [removeKey, setRemoveKey] = useState(false)
+  const [error, setError] = useState(null)
+  const [saving, setSaving] = useState(false)
+  const profile = PROVIDERS.find((p) => p.id === provider)
+  const keyStored = Boolean(saved?.api_key_set) && !removeKey
+
+  const submit = async (event) => {
+    event.preventDefault()
+    setSaving(true)
+    setError(null)
+    try {
+      await store.saveProvider(providerBody({ provider, baseUrl, model, apiKey, removeKey }))
+      onClose()
+    } catch (e) {
+      setError(e.message) // the route's 400 message, shown where the user can fix it
+      setSaving(false)
+    }
+  }
+  return html`<form class="provider-form" onSubmit=${submit}>
+    <h2>Model provider</h2>
+    ${saved?.source === "environment" &&
+    html`<p class="hint">These settings come from the DESK_* environment; saving here stores them in the settings file.</p>`}
+    <label for="provider-kind">Provider</label>
+    <select id="provider-kind" name="provider" value=${provider} onChange=${(e) => setProvider(e.currentTarget.value)}>
+      ${PROVIDERS.map((p) => html`<option key=${p.id} value=${p.id}>${p.label}</option>`)}
+    </select>
+    <label for="provider-base-url">Base URL ${profile?.baseUrl && html`<span class="optional">(default ${profile.baseUrl})</span>`}</label>
+    <input id="provider-base-url" name="base_url" type="url" inputmode="url" autocomplete="off" spellcheck="false" value=${baseUrl}
+      placeholder=${profile?.baseUrl || "http://127.0.0.1:8000/v1"} required=${provider === "openai-compatible"}
+      onInput=${(e) => setBaseUrl(e.currentTarget.value)} />
+    <label for="provider-model">Model</label>
+    <input id="provider-model" name="model" autocomplete="off" spellcheck="false" value=${model} required
+      onInput=${(e) => setModel(e.currentTarget.value)} />
+    <label for="provider-key">API key</label>
+    <input id="provider-key" name="api_key" type="password" autocomplete="off" spellcheck="false" value=${apiKey}
+      placeholder=${keyStored ? "Type a new key to replace the stored one" : "No key (local servers need none)"}
+      aria-describedby="provider-key-state" onInput=${(e) => setApiKey(e.currentTarget.value)} />
+    <p class="hint" id="provider-key-state">
+      ${keyStored ? "A key is stored. It is never shown; leave the field empty to keep it." : removeKey ? "The stored key will be removed." : "No key is stored."}
+      ${saved?.api_key_set &&
+      html` <button type="button" class="link-button provider-key-remove" onClick=${() => (setRemoveKey(!removeKey), setApiKey(""))}>
+        ${removeKey ? "Keep the key" : "Remove key"}
+      </button>`}
+    </p>
+    ${error && html`<p class="form-error" role="alert">${error}</p>`}
+    <div class="dialog-buttons">
+      <button type="button" onClick=${onClose}>Cancel</button>
+      <button type="submit" class="primary" disabled=${saving}>Save</button>
+    </div>
+  </form>`
+}
+
+/** Mounted once; shows the form (freshly read settings) while `settingsOpen` is true. */
+export function SettingsDialog({ store }) {
+  const ref = useRef(null)
+  const open = settingsOpen.value
+  const [loaded, setLoaded] = useState(false)
+  const [error, setError] = useState(null)
+  useEffect(() => {
+    const dialog = ref.current
+    if (!open) {
+      if (dialog.open) dialog.close()
+      setLoaded(false)
+      return
+    }
+    if (!dialog.open) dialog.showModal()
+    setError(null)
+    store.loadProvider().then(
+      () => setLoaded(true),
+      (e) => setError(e.message),
+    )
+  }, [open])
+  const close = () => (settingsOpen.value = false)
+  return html`<dialog ref=${ref} class="chat-dialog settings-dialog" aria-label="Model provider settings"
+    onCancel=${(e) => (e.preventDefault(), close())}>
+    ${open && error && html`<p class="form-error" role="alert">Could not read the settings: ${error}</p>
+      <div class="dialog-buttons"><button type="button" onClick=${close}>Close</button></div>`}
+    ${open && !error && !loaded && html`<p class="placeholder">Loading…</p>`}
+    ${open && loaded && html`<${SettingsForm} store=${store} onClose=${close} />`}
+  </dialog>`
+}
+
+/** A header button that opens the dialog. */
+export function SettingsButton() {
+  return html`<button type="button" class="icon-button settings-button" aria-label="Model provider settings" title="Model provider settings"
+    onClick=${openSettings}>⚙</button>`
+}
+
+export const NOT_CONFIGURED = "provider.not_configured"
+
+/** The thread's last message is a step that failed because no provider is configured. */
+function lastStepNotConfigured(thread) {
+  const ids = thread.ids.value
+  const last = ids.length ? thread.messages.get(ids[ids.length - 1])?.value : null
+  return last?.type === "assistant" && last.error?.type === NOT_CONFIGURED
+}
+
+/**
+ * Above the prompt box while no provider is configured (GET /api/config/provider says so, or
+ * the last step failed for that reason and no settings were saved since), with the way out.
+ */
+export function ProviderNotice({ store, thread }) {
+  const config = store.provider.value
+  const missing = config ? !config.configured : lastStepNotConfigured(thread)
+  if (!missing) return null
+  return html`<div class="provider-notice" role="alert">
+    <span>No model provider is configured: the agent cannot answer until one is set.</span>
+    <button type="button" class="primary provider-configure" onClick=${openSettings}>Configure provider</button>
+  </div>`
+}
