@@ -5,6 +5,8 @@ import { useLayoutEffect, useRef, useState } from "preact/hooks"
 import { html } from "./html.js"
 import { SessionStatusIcon } from "./icons.js"
 import { MessageItem } from "./messages.js"
+import { JobsPanel } from "./jobs-panel.js"
+import { PermissionModeSwitch, PermissionPrompts } from "./permission-card.js"
 import { elementScroll, measureElement, observeElementOffset, observeElementRect, Virtualizer } from "@tanstack/virtual-core"
 
 /** Start loading the previous page while this many pixels of history are still above. */
@@ -179,10 +181,13 @@ export function ChatView({ store }) {
         <h2 class="chat-title">${session.title || "Untitled"}</h2>
         <div class="chat-folder" title=${session.directory}><bdi>${session.directory}</bdi></div>
       </div>
+      <${PermissionModeSwitch} session=${session} />
       <button type="button" class="icon-button" aria-label="Close chat" title="Close chat" onClick=${() => store.select(null)}>×</button>
     </header>
+    <${JobsPanel} session=${session} />
     <${RetryBanner} thread=${thread} />
     <${MessageList} key=${session.id} store=${store} thread=${thread} busy=${busy} />
+    <${PermissionPrompts} session=${session} />
     <${Composer} store=${store} session=${session} />
   </div>`
 }

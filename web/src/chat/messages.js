@@ -6,6 +6,8 @@ import { editable } from "./apply.js"
 import { html } from "./html.js"
 import { ToolStatusIcon } from "./icons.js"
 import { decorate, renderMarkdownCached, StreamingMarkdown } from "./markdown.js"
+import { ToolLinks } from "./job-links.js"
+import { isJobNotice, NoticeCard } from "./notice-card.js"
 
 /** Assistant Markdown; `streaming` renders block-wise per animation frame, else all at once. */
 export function Markdown({ text, streaming = false }) {
@@ -45,6 +47,7 @@ function ToolPart({ part }) {
       <${ToolStatusIcon} status=${status} />
       <span class="tool-name">${part.name}</span>
       <span class="tool-brief">${brief(input)}</span>
+      <${ToolLinks} part=${part} />
     </summary>
     ${open &&
     html`<div class="tool-body">
@@ -128,6 +131,7 @@ export function MessageItem({ sig, thread, store, busy }) {
   const message = sig.value
   if (message.type === "user")
     return html`<article class="message msg-user" data-id=${message.id}><div class="plain">${message.text}</div></article>`
+  if (message.type === "synthetic" && isJobNotice(message)) return html`<${NoticeCard} message=${message} />`
   if (message.type === "synthetic")
     return html`<article class="message msg-synthetic" data-id=${message.id}>
       <details><summary>${message.description || "Synthetic message"}</summary><div class="plain">${message.text}</div></details>
