@@ -15,6 +15,7 @@ from tests.support.chromium import sign_in
 from tests.support.fake_provider import Call, text_reply, tool_call_reply
 from tests.support.fake_provider_thread import ThreadedFakeProvider
 from tests.support.service import Service
+from tests.support.wait import wait_until
 
 __all__ = ["_test_hooks"]
 
@@ -31,7 +32,11 @@ def ask_mode_session(page: Page, service: Service, directory: str = "/tmp") -> s
     expect(switch).to_have_value("auto")
     switch.select_option("ask")
     expect(switch).to_have_value("ask")
-    assert service.request("GET", f"/api/session/{sid}")["permission_mode"] == "ask"
+    # The select shows the choice at once; the PATCH lands a moment later.
+    wait_until(
+        lambda: service.request("GET", f"/api/session/{sid}")["permission_mode"] == "ask",
+        what="permission mode saved",
+    )
     return sid
 
 
