@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from tests.browser.chat_helpers import _test_hooks, create_session, open_chat
 from tests.browser.helpers import buffer_lines, terminal, wait_attached
@@ -33,7 +33,7 @@ def shell_call(command: str, call_id: str = "call_1", background: bool = True) -
     return Call(call_id, "shell", args)
 
 
-def job_row(page: Page, call_id: str = "call_1"):  # type: ignore[no-untyped-def]
+def job_row(page: Page, call_id: str = "call_1") -> Locator:
     return page.locator(f".jobs-panel .job[data-id$=':{call_id}']")
 
 
@@ -193,4 +193,44 @@ def test_the_notice_card_and_the_tool_card_open_the_jobs_terminal(
     )
     page.locator(".part-tool .job-open-terminal").click()
     page.wait_for_function("(id) => window.__desk.state().activeTerminal === id", arg=terminal_id)
+    assert fake_provider.invalid_count == 0
+
+
+def test_a_subagents_notice_card_and_job_row_open_the_child_session(
+    page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider
+) -> None:
+    fake_provider.script(
+        tool_call_reply(
+            Call(
+                "call_sub",
+                "subagent",
+                {"description": "count files", "prompt": "count", "background": True},
+            )
+        ),
+        text_reply("helper-answer"),  # the child's answer, or the parent's ack: either order
+        text_reply("helper-answer"),
+        text_reply("parent read it"),
+    )
+    sid = create_session(agent_service)
+    open_chat(page, agent_service, sid)
+    prompt(agent_service, sid)
+    card = page.locator(".msg-notice[data-source='subagent']")
+    expect(card).to_have_attribute("data-state", "completed", timeout=20000)
+    expect(card.locator(".notice-title")).to_have_text("count files")
+    card.locator(".notice-kind").click()
+    expect(card.locator(".notice-output")).to_contain_text("helper-answer")
+    (child,) = [
+        s["id"] for s in agent_service.request("GET", "/api/session") if s["parent_id"] == sid
+    ]
+    row = page.locator(f".jobs-panel .job[data-id='{child}']")
+    expect(row).to_have_attribute("data-status", "completed")
+    expect(row.locator(".job-title")).to_have_text("count files")
+
+    card.locator(".job-open-session").click()
+    page.wait_for_function("(id) => window.__desk.chat().active === id", arg=child)
+    expect(page.locator(".chat")).to_have_attribute("data-session", child)
+
+    page.evaluate("(id) => window.__desk.selectSession(id)", sid)
+    row.locator(".job-open-session").click()
+    page.wait_for_function("(id) => window.__desk.chat().active === id", arg=child)
     assert fake_provider.invalid_count == 0
