@@ -6,6 +6,7 @@ call moves to the background, and a job's card opens its terminal tab view-only.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
@@ -233,4 +234,34 @@ def test_a_subagents_notice_card_and_job_row_open_the_child_session(
     page.evaluate("(id) => window.__desk.selectSession(id)", sid)
     row.locator(".job-open-session").click()
     page.wait_for_function("(id) => window.__desk.chat().active === id", arg=child)
+    assert fake_provider.invalid_count == 0
+
+
+def test_a_job_that_ends_while_the_service_is_down_is_not_left_running_after_the_reconnect(
+    page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider, tmp_path: Path
+) -> None:
+    gate, done = tmp_path / "go", tmp_path / "done"
+    command = f"while [ ! -e {gate} ]; do sleep 0.05; done; echo late-$((6*7)); touch {done}"
+    fake_provider.script(
+        tool_call_reply(shell_call(command)), text_reply("started"), text_reply("noted")
+    )
+    sid = create_session(agent_service)
+    open_chat(page, agent_service, sid)
+    prompt(agent_service, sid)
+    row = job_row(page)
+    expect(row).to_have_attribute("data-status", "running", timeout=15000)
+    expect(page.locator(".msg-assistant").last).to_contain_text("started", timeout=15000)
+
+    agent_service.kill()
+    page.wait_for_function("() => window.__desk.state().connection !== 'connected'")
+    gate.touch()
+    wait_until(done.exists, what="the command ended while the service was down")
+    agent_service.start()
+    # The successor settles the job before it serves: only the page's re-read can tell it.
+    page.wait_for_function("() => window.__desk.state().connection === 'connected'")
+    expect(page.locator(".jobs-panel .job[data-status='running']")).to_have_count(0, timeout=15000)
+    card = page.locator(".msg-notice[data-source='shell']")
+    expect(card).to_have_count(1, timeout=15000)
+    card.locator(".notice-kind").click()
+    expect(card.locator(".notice-output")).to_contain_text("late-42")
     assert fake_provider.invalid_count == 0
