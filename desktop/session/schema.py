@@ -306,6 +306,8 @@ EPHEMERAL: dict[str, Check] = {
     "session.tool.progress": record(
         {"message_id": MESSAGE_ID, "call_id": text(MAX_NAME), "metadata": json_object}
     ),
+    # A background job of the session changed (the jobs route's shape): the UI's jobs panel.
+    "session.job.updated": record({"job": json_object}),
 }
 
 

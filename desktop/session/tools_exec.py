@@ -61,10 +61,13 @@ def input_object(arguments: str | Mapping[str, Any]) -> tuple[dict[str, Any], st
 def _diff(name: str, args: Mapping[str, Any]) -> str | None:
     """What the person is shown for a write or an edit."""
     if name == "edit":
-        old = str(args.get("old_string", "")).splitlines(keepends=True)
-        new = str(args.get("new_string", "")).splitlines(keepends=True)
+        # The edit tool's arguments are `old` and `new` (desktop/tools/files.py).
+        # One line each, so a snippet without a final newline does not run into the next.
+        old = str(args.get("old", "")).splitlines()
+        new = str(args.get("new", "")).splitlines()
         path = str(args.get("path", ""))
-        return "".join(difflib.unified_diff(old, new, f"a/{path}", f"b/{path}"))[:MAX_TEXT]
+        lines = difflib.unified_diff(old, new, f"a/{path}", f"b/{path}", lineterm="")
+        return "\n".join(lines)[:MAX_TEXT]
     if name == "write":
         return str(args.get("content", ""))[:MAX_TEXT]
     return None

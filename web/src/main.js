@@ -41,7 +41,9 @@ const terminals = new TerminalManager({
   },
 })
 
-const chat = mountChat({ connection, sidebar: $("sessions-sidebar"), chat: $("chat-area"), toggle: $("sidebar-toggle") })
+const chat = mountChat({ connection, sidebar: $("sessions-sidebar"), chat: $("chat-area"), toggle: $("sidebar-toggle"),
+  openTerminal: (id) => terminals.openTerminal(id),
+})
 
 // A click on the theme button hands the keyboard back to the terminal (it kept the focus, so
 // typing went nowhere and Enter flipped the theme back); keyboard users stay on the button.

@@ -37,6 +37,9 @@ from desktop.store.log import now_ms
 _log = logging.getLogger("desk.session.jobs")
 
 Run = Callable[[], Awaitable[str]]
+# Told of every change of a job (started, backgrounded, settled, cancelled), after it is
+# durable; it must not block (the service broadcasts an ephemeral event for the UI).
+Changed = Callable[["JobInfo"], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,11 +89,20 @@ def _marker(info: JobInfo) -> Marker | None:
 
 
 class JobRegistry:
-    def __init__(self, markers: MarkerStore) -> None:
+    def __init__(self, markers: MarkerStore, on_change: Changed | None = None) -> None:
         self.markers = markers
+        self.on_change = on_change
         self._jobs: dict[str, _Job] = {}
         self._lock = asyncio.Lock()
         self._closed = False
+
+    def _changed(self, info: JobInfo) -> None:
+        if self.on_change is None:
+            return
+        try:
+            self.on_change(info)
+        except Exception:
+            _log.exception("a job change listener failed for %s", info.id)
 
     # ----- reading ------------------------------------------------------------------------
 
@@ -150,6 +162,7 @@ class JobRegistry:
             job = _Job(info, object(), loop.create_future(), loop.create_future())
             self._jobs[key] = job
             job.task = asyncio.create_task(self._drive(key, job.token, run), name=key)
+        self._changed(info)
         return info
 
     async def _drive(self, job_id: str, token: object, run: Run) -> None:
@@ -185,6 +198,7 @@ class JobRegistry:
             job.info = settled
             job.blocking.clear()
         _resolve(job.done, settled)
+        self._changed(settled)
 
     # ----- observing ------------------------------------------------------------------------
 
@@ -248,6 +262,7 @@ class JobRegistry:
             job.info = moved
             job.blocking.clear()
         _resolve(job.backgrounded, moved)
+        self._changed(moved)
         return moved
 
     async def background_all(self, session_id: str, kind: str | None = None) -> list[JobInfo]:
@@ -269,6 +284,7 @@ class JobRegistry:
                 job.blocking.clear()
         for job, info in zip(chosen, moved, strict=True):
             _resolve(job.backgrounded, info)
+            self._changed(info)
         return moved
 
     async def cancel(self, job_id: str) -> JobInfo | None:
@@ -287,6 +303,7 @@ class JobRegistry:
             job.info = cancelled
             job.blocking.clear()
         _resolve(job.done, cancelled)
+        self._changed(cancelled)
         task = job.task
         if task is not None and not task.done():
             task.cancel()

@@ -99,10 +99,16 @@ class BackgroundWork:
         self.bus = bus
         self.runner = runner
         self.host = host
-        self.jobs = JobRegistry(MarkerStore(bus.store))
+        self.jobs = JobRegistry(MarkerStore(bus.store), on_change=self._job_changed)
         self.recovery = BackgroundRecovery(bus, self.jobs, runner, host=host)
         self.cleanup = JobCleanup(bus, self.jobs, cleanup_host, retention=retention)
         self._tasks = OwnedTasks(_log, "a background notice failed")
+
+    def _job_changed(self, info: JobInfo) -> None:
+        """Every change of a session's job reaches the page as `session.job.updated`."""
+        session_id = info.metadata.get("session_id")
+        if isinstance(session_id, str):
+            self.bus.broadcast(session_id, "session.job.updated", {"job": job_json(info)})
 
     def _spawn(self, work: Awaitable[None]) -> None:
         self._tasks.spawn(work)

@@ -8,6 +8,8 @@ import { MessageItem } from "./messages.js"
 import { Composer } from "./composer.js"
 import { RetryBanner } from "./retry-banner.js"
 import { ProviderNotice, SettingsButton } from "./settings-dialog.js"
+import { JobsPanel } from "./jobs-panel.js"
+import { PermissionModeSwitch, PermissionPrompts } from "./permission-card.js"
 import { elementScroll, measureElement, observeElementOffset, observeElementRect, Virtualizer } from "@tanstack/virtual-core"
 
 /** Start loading the previous page while this many pixels of history are still above. */
@@ -185,12 +187,15 @@ export function ChatView({ store }) {
         <h2 class="chat-title">${session.title || "Untitled"}</h2>
         <div class="chat-folder" title=${session.directory}><bdi>${session.directory}</bdi></div>
       </div>
+      <${PermissionModeSwitch} session=${session} />
       <${SettingsButton} />
       <button type="button" class="icon-button" aria-label="Close chat" title="Close chat" onClick=${() => store.select(null)}>×</button>
     </header>
+    <${JobsPanel} session=${session} />
     <${RetryBanner} thread=${thread} />
     <${MessageList} key=${session.id} store=${store} thread=${thread} busy=${busy} />
     <${ProviderNotice} store=${store} thread=${thread} />
+    <${PermissionPrompts} session=${session} />
     <${Composer} key=${session.id} store=${store} session=${session} />
   </div>`
 }

@@ -30,3 +30,14 @@ export const SessionStatusIcon = ({ status }) =>
   icon(SESSION, SESSION[status] ? status : "idle", SESSION_LABEL[status] ?? "Idle", "session-status")
 
 export const ToolStatusIcon = ({ status }) => icon(TOOL, TOOL[status] ? status : "running", TOOL_LABEL[status] ?? status, "tool-status")
+
+const JOB = {
+  running: TOOL.running,
+  completed: TOOL.completed,
+  error: TOOL.error,
+  // circle with a bar: stopped on purpose
+  cancelled: html`<circle cx="8" cy="8" r="5.5" /><path d="M4.2 11.8l7.6-7.6" />`,
+}
+export const JOB_LABEL = { running: "Running", completed: "Done", error: "Failed", cancelled: "Cancelled" }
+
+export const JobStatusIcon = ({ status }) => icon(JOB, JOB[status] ? status : "running", JOB_LABEL[status] ?? status, "job-status")

@@ -9,15 +9,23 @@ import { html } from "./html.js"
 import { SettingsDialog } from "./settings-dialog.js"
 import { clampWidth, layout, setLayout, Sidebar } from "./sidebar.js"
 import { createChatStore } from "./store.js"
+import { createJobsStore } from "./jobs-store.js"
+import { ChatLinks } from "./job-links.js"
 import "./chat.css"
 
 const ACTIVE_KEY = "desk.chat.active"
 
-export function mountChat({ connection, sidebar, chat, toggle }) {
-  const store = createChatStore({
-    request: (method, path, body) => apiPayload(method, path, body === undefined ? {} : { body }),
+export function mountChat({ connection, sidebar, chat, toggle, openTerminal = async () => false }) {
+  const request = (method, path, body) => apiPayload(method, path, body === undefined ? {} : { body })
+  const store = createChatStore({ request })
+  const jobs = createJobsStore({ request })
+  const links = { jobs, openTerminal, select: (id) => store.select(id), activeId: () => store.activeId.value }
+  connection.on("*", (properties, event) => {
+    store.handle(event.type, properties)
+    jobs.handle(event.type, properties)
   })
-  connection.on("*", (properties, event) => store.handle(event.type, properties))
+  // Job changes are ephemeral: after any (re)connect the shown sessions' jobs are re-read.
+  connection.on("server.connected", () => jobs.resync())
   // A stream that did not resume (first connect, after server.resync) may have missed
   // events: re-read what is shown. A resumed stream replays what it missed.
   connection.on("server.connected", (_properties, event) => {
@@ -53,7 +61,7 @@ export function mountChat({ connection, sidebar, chat, toggle }) {
   toggle.addEventListener("click", () => setLayout({ collapsed: !layout.value.collapsed }))
 
   render(html`<${Sidebar} store=${store} nav=${sidebar} />`, sidebar)
-  render(html`<${ChatView} store=${store} />`, chat)
+  render(html`<${ChatLinks.Provider} value=${links}><${ChatView} store=${store} /><//>`, chat)
   // The settings dialog has a root of its own: a modal inside a hidden (folded) sidebar or
   // chat area would not show.
   const settings = document.body.appendChild(document.createElement("div"))

@@ -9,6 +9,8 @@ import { decorate, renderMarkdownCached, StreamingMarkdown } from "./markdown.js
 import { NOT_CONFIGURED, openSettings } from "./settings-dialog.js"
 import { shellCommand, ToolBadge, ToolLiveInput, toolStatus } from "./tool-card.js"
 import { TurnUsage } from "./usage.js"
+import { ToolLinks } from "./job-links.js"
+import { isJobNotice, NoticeCard } from "./notice-card.js"
 
 /** Assistant Markdown; `streaming` renders block-wise per animation frame, else all at once. */
 export function Markdown({ text, streaming = false }) {
@@ -50,6 +52,7 @@ function ToolPart({ part, thread }) {
       <span class="tool-name">${part.name}</span>
       <span class="tool-brief">${command ?? brief(input)}</span>
       <${ToolBadge} part=${part} />
+      <${ToolLinks} part=${part} />
     </summary>
     ${open &&
     html`<div class="tool-body">
@@ -143,6 +146,7 @@ export function MessageItem({ sig, thread, store, busy }) {
       <div class="plain">${message.text}</div>${queued && html`<div class="message-queued">Queued: sent when the current turn ends</div>`}
     </article>`
   }
+  if (message.type === "synthetic" && isJobNotice(message)) return html`<${NoticeCard} message=${message} />`
   if (message.type === "synthetic")
     return html`<article class="message msg-synthetic" data-id=${message.id}>
       <details><summary>${message.description || "Synthetic message"}</summary><div class="plain">${message.text}</div></details>

@@ -16,8 +16,10 @@ const encoder = new TextEncoder()
  * handlers: { changed(), event(message), gone(), notice(text), liveOutput(byteCount) }
  */
 export class PtyLink {
-  constructor({ id, attachmentId, sink, handlers }) {
+  constructor({ id, attachmentId, sink, handlers, observe = false }) {
     this.id = id
+    // Attach as an observer (an agent's job terminal: view-only) until takeControl().
+    this.observe = observe
     this.attachmentId = attachmentId
     this.sink = sink
     this.handlers = handlers
@@ -131,7 +133,7 @@ export class PtyLink {
     // Lets the host answer with a checkpoint when the cursor belongs to another epoch.
     if (this.cursor !== null && this.epoch !== null) url.searchParams.set("epoch", String(this.epoch))
     url.searchParams.set("attachment_id", this.attachmentId)
-    url.searchParams.set("role", "controller")
+    url.searchParams.set("role", this.observe && !takeover ? "observer" : "controller")
     url.searchParams.set("takeover", String(takeover))
     const ws = new WebSocket(url)
     ws.binaryType = "arraybuffer"
@@ -255,6 +257,8 @@ export class PtyLink {
     this.attempt = 0
     this.everAttached = true
     this.wantTakeover = false
+    // Control taken on purpose is kept across reconnects (the same attachment id regains it).
+    if (message.role === "controller") this.observe = false
     if (conn.truncated || conn.replaceScreen) {
       this.#reset()
       this.cursor = conn.truncated ? null : 0

@@ -213,6 +213,20 @@ export class TerminalManager {
     }
   }
 
+  /** Shows terminal `id` (a job's, from the chat), fetching its info when no tab has it yet. */
+  async openTerminal(id) {
+    if (!this.tabs.has(id)) {
+      try {
+        this.#add(await api("GET", `/api/pty/${encodeURIComponent(id)}`))
+      } catch (error) {
+        this.notice(error.status === 404 ? "That terminal is gone." : `Could not open the terminal: ${error.message}`)
+        return false
+      }
+    }
+    this.activate(id)
+    return true
+  }
+
   async closeTab(id) {
     const tab = this.tabs.get(id)
     if (!tab) return false
@@ -443,6 +457,8 @@ export class TerminalManager {
     const tab = this.tabs.get(this.activeId)
     const link = tab?.link
     this.el.viewOnlyBar.hidden = !(link && link.connected && link.role === "observer" && !link.exited)
+    const why = this.el.viewOnlyBar.querySelector("span")
+    if (why) why.textContent = tab?.info.job ? "View only — the agent's command." : "View only — another window is in control."
   }
 
   #tabChanged(tab) {

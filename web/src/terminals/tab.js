@@ -55,6 +55,7 @@ export class TerminalTab {
     this.link = new PtyLink({
       id: this.id,
       attachmentId: attachmentIdFor(this.id),
+      observe: Boolean(info.job), // the agent's command: view-only until the user takes control
       sink: {
         write: (bytes, done) => term.write(bytes, done),
         reset: (done) =>

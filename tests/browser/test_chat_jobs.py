@@ -1,0 +1,267 @@
+"""Jobs in the chat, in Chromium against a real `desk serve` whose agent talks to the strict
+fake provider: the jobs panel follows a background command live (running with elapsed time,
+then done), its notice card shows the real output once, Cancel ends a running job, a foreground
+call moves to the background, and a job's card opens its terminal tab view-only."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Locator, Page, expect
+
+from tests.browser.chat_helpers import _test_hooks, create_session, open_chat
+from tests.browser.helpers import buffer_lines, terminal, wait_attached
+from tests.support.fake_provider import Call, text_reply, tool_call_reply
+from tests.support.fake_provider_thread import ThreadedFakeProvider
+from tests.support.service import Service
+from tests.support.wait import wait_until
+
+__all__ = ["_test_hooks"]
+
+pytestmark = pytest.mark.browser
+
+
+def prompt(service: Service, sid: str, text: str = "go") -> None:
+    service.request("POST", f"/api/session/{sid}/prompt", {"text": text})
+
+
+def shell_call(command: str, call_id: str = "call_1", background: bool = True) -> Call:
+    args: dict[str, object] = {"command": command}
+    if background:
+        args["background"] = True
+    return Call(call_id, "shell", args)
+
+
+def job_row(page: Page, call_id: str = "call_1") -> Locator:
+    return page.locator(f".jobs-panel .job[data-id$=':{call_id}']")
+
+
+def test_a_background_job_shows_running_with_elapsed_time_then_done_and_its_notice_once(
+    page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider
+) -> None:
+    fake_provider.script(
+        tool_call_reply(shell_call("sleep 3; echo out-$((6*7))")),
+        text_reply("started"),
+        text_reply("noted"),
+    )
+    sid = create_session(agent_service)
+    open_chat(page, agent_service, sid)
+    prompt(agent_service, sid)
+
+    row = job_row(page)
+    expect(row).to_have_attribute("data-status", "running", timeout=15000)
+    expect(row.locator(".job-status")).to_have_attribute("aria-label", "Running")
+    expect(row.locator(".job-title")).to_have_text("sleep 3; echo out-$((6*7))")
+    elapsed = row.locator(".job-elapsed")
+    expect(elapsed).to_have_text(re.compile(r"^[0-3]s$"))
+    first = elapsed.inner_text()
+    expect(elapsed).not_to_have_text(first)  # it ticks while the job runs
+    expect(row).to_have_attribute("data-status", "running")
+    expect(row.locator(".job-cancel")).to_be_visible()
+
+    expect(row).to_have_attribute("data-status", "completed", timeout=15000)
+    expect(row.locator(".job-status")).to_have_attribute("aria-label", "Done")
+    expect(row.locator(".job-cancel")).to_have_count(0)
+
+    card = page.locator(".msg-notice[data-source='shell']")
+    expect(card).to_have_count(1, timeout=15000)
+    expect(card).to_have_attribute("data-state", "completed")
+    expect(card.locator(".notice-title")).to_have_text("sleep 3; echo out-$((6*7))")
+    card.locator("summary").click()
+    output = card.locator(".notice-output")
+    expect(output).to_contain_text("out-42")
+    expect(output).to_contain_text("[exit code 0]")
+    assert output.inner_text().count("out-42") == 1
+    # The model got it too, and answered: every request a strict provider accepts.
+    expect(page.locator(".msg-assistant").last).to_contain_text("noted", timeout=15000)
+    expect(card).to_have_count(1)
+    assert fake_provider.invalid_count == 0
+
+
+def test_cancel_in_the_jobs_panel_ends_a_running_job_as_cancelled(
+    page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider
+) -> None:
+    fake_provider.script(
+        tool_call_reply(shell_call("sleep 300")), text_reply("started"), text_reply("noted")
+    )
+    sid = create_session(agent_service)
+    open_chat(page, agent_service, sid)
+    prompt(agent_service, sid)
+    row = job_row(page)
+    expect(row).to_have_attribute("data-status", "running", timeout=15000)
+    row.locator(".job-cancel").click()
+    expect(row).to_have_attribute("data-status", "cancelled", timeout=15000)
+    expect(row.locator(".job-status")).to_have_attribute("aria-label", "Cancelled")
+    card = page.locator(".msg-notice[data-source='shell']")
+    expect(card).to_have_attribute("data-state", "cancelled", timeout=15000)
+    jobs = agent_service.request("GET", f"/api/session/{sid}/jobs")
+    assert [j["status"] for j in jobs] == ["cancelled"]
+    assert fake_provider.invalid_count == 0
+
+
+def test_a_foreground_call_moves_to_the_background_from_the_panel(
+    page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider
+) -> None:
+    fake_provider.script(
+        tool_call_reply(shell_call("sleep 300", background=False)),
+        text_reply("it is in the background"),
+    )
+    sid = create_session(agent_service)
+    open_chat(page, agent_service, sid)
+    prompt(agent_service, sid)
+    row = job_row(page)
+    expect(row).to_have_attribute("data-status", "running", timeout=15000)
+    expect(row.locator(".job-tag")).to_have_text("foreground")
+    page.locator(".jobs-background").click()
+    expect(row.locator(".job-tag")).to_have_count(0, timeout=15000)
+    expect(page.locator(".jobs-background")).to_have_count(0)
+    # The turn went on: the tool card completed and the model answered.
+    tool = page.locator(".part-tool[data-status='completed']")
+    expect(tool).to_have_count(1, timeout=15000)
+    expect(page.locator(".msg-assistant").last).to_contain_text("it is in the background")
+    row.locator(".job-cancel").click()
+    expect(row).to_have_attribute("data-status", "cancelled", timeout=15000)
+    assert fake_provider.invalid_count == 0
+
+
+def test_the_job_card_opens_its_terminal_tab_view_only_with_the_commands_output(
+    page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider
+) -> None:
+    fake_provider.script(
+        tool_call_reply(shell_call("echo term-$((6*7)); sleep 300")),
+        text_reply("started"),
+        text_reply("noted"),
+    )
+    sid = create_session(agent_service)
+    open_chat(page, agent_service, sid)
+    prompt(agent_service, sid)
+    row = job_row(page)
+    expect(row).to_have_attribute("data-status", "running", timeout=15000)
+    terminal_id = agent_service.request("GET", f"/api/session/{sid}/jobs")[0]["terminal_id"]
+
+    # Another tab in front first, so opening the job's tab is a visible change.
+    page.evaluate("() => window.__desk.newTerminal(null)")
+    wait_until(
+        lambda: page.evaluate("() => window.__desk.state().activeTerminal") != terminal_id,
+        what="another terminal active",
+    )
+    row.locator(".job-open-terminal").click()
+    page.wait_for_function("(id) => window.__desk.state().activeTerminal === id", arg=terminal_id)
+    wait_attached(page, terminal_id, role="observer")
+    expect(page.locator("#view-only-bar")).to_be_visible()
+    expect(page.locator("#view-only-bar span")).to_have_text("View only — the agent's command.")
+    wait_until(lambda: "term-42" in buffer_lines(page, terminal_id), what="output in xterm")
+    assert terminal(page, terminal_id)["group"] == sid
+
+    page.locator("#take-control").click()
+    wait_attached(page, terminal_id, role="controller")
+    expect(page.locator("#view-only-bar")).to_be_hidden()
+
+    row.locator(".job-cancel").click()
+    expect(row).to_have_attribute("data-status", "cancelled", timeout=15000)
+    assert fake_provider.invalid_count == 0
+
+
+def test_the_notice_card_and_the_tool_card_open_the_jobs_terminal(
+    page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider
+) -> None:
+    fake_provider.script(
+        tool_call_reply(shell_call("echo card-$((6*7))")),
+        text_reply("started"),
+        text_reply("noted"),
+    )
+    sid = create_session(agent_service)
+    open_chat(page, agent_service, sid)
+    prompt(agent_service, sid)
+    card = page.locator(".msg-notice[data-source='shell']")
+    expect(card).to_have_attribute("data-state", "completed", timeout=15000)
+    terminal_id = agent_service.request("GET", f"/api/session/{sid}/jobs")[0]["terminal_id"]
+    page.evaluate("() => window.__desk.newTerminal(null)")
+    wait_until(
+        lambda: page.evaluate("() => window.__desk.state().activeTerminal") != terminal_id,
+        what="another terminal active",
+    )
+    card.locator(".job-open-terminal").click()
+    page.wait_for_function("(id) => window.__desk.state().activeTerminal === id", arg=terminal_id)
+    wait_until(lambda: "card-42" in buffer_lines(page, terminal_id), what="output in xterm")
+
+    page.evaluate("() => window.__desk.newTerminal(null)")
+    wait_until(
+        lambda: page.evaluate("() => window.__desk.state().activeTerminal") != terminal_id,
+        what="another terminal active",
+    )
+    page.locator(".part-tool .job-open-terminal").click()
+    page.wait_for_function("(id) => window.__desk.state().activeTerminal === id", arg=terminal_id)
+    assert fake_provider.invalid_count == 0
+
+
+def test_a_subagents_notice_card_and_job_row_open_the_child_session(
+    page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider
+) -> None:
+    fake_provider.script(
+        tool_call_reply(
+            Call(
+                "call_sub",
+                "subagent",
+                {"description": "count files", "prompt": "count", "background": True},
+            )
+        ),
+        text_reply("helper-answer"),  # the child's answer, or the parent's ack: either order
+        text_reply("helper-answer"),
+        text_reply("parent read it"),
+    )
+    sid = create_session(agent_service)
+    open_chat(page, agent_service, sid)
+    prompt(agent_service, sid)
+    card = page.locator(".msg-notice[data-source='subagent']")
+    expect(card).to_have_attribute("data-state", "completed", timeout=20000)
+    expect(card.locator(".notice-title")).to_have_text("count files")
+    card.locator(".notice-kind").click()
+    expect(card.locator(".notice-output")).to_contain_text("helper-answer")
+    (child,) = [
+        s["id"] for s in agent_service.request("GET", "/api/session") if s["parent_id"] == sid
+    ]
+    row = page.locator(f".jobs-panel .job[data-id='{child}']")
+    expect(row).to_have_attribute("data-status", "completed")
+    expect(row.locator(".job-title")).to_have_text("count files")
+
+    card.locator(".job-open-session").click()
+    page.wait_for_function("(id) => window.__desk.chat().active === id", arg=child)
+    expect(page.locator(".chat")).to_have_attribute("data-session", child)
+
+    page.evaluate("(id) => window.__desk.selectSession(id)", sid)
+    row.locator(".job-open-session").click()
+    page.wait_for_function("(id) => window.__desk.chat().active === id", arg=child)
+    assert fake_provider.invalid_count == 0
+
+
+def test_a_job_that_ends_while_the_service_is_down_is_not_left_running_after_the_reconnect(
+    page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider, tmp_path: Path
+) -> None:
+    gate, done = tmp_path / "go", tmp_path / "done"
+    command = f"while [ ! -e {gate} ]; do sleep 0.05; done; echo late-$((6*7)); touch {done}"
+    fake_provider.script(
+        tool_call_reply(shell_call(command)), text_reply("started"), text_reply("noted")
+    )
+    sid = create_session(agent_service)
+    open_chat(page, agent_service, sid)
+    prompt(agent_service, sid)
+    row = job_row(page)
+    expect(row).to_have_attribute("data-status", "running", timeout=15000)
+    expect(page.locator(".msg-assistant").last).to_contain_text("started", timeout=15000)
+
+    agent_service.kill()
+    page.wait_for_function("() => window.__desk.state().connection !== 'connected'")
+    gate.touch()
+    wait_until(done.exists, what="the command ended while the service was down")
+    agent_service.start()
+    # The successor settles the job before it serves: only the page's re-read can tell it.
+    page.wait_for_function("() => window.__desk.state().connection === 'connected'")
+    expect(page.locator(".jobs-panel .job[data-status='running']")).to_have_count(0, timeout=15000)
+    card = page.locator(".msg-notice[data-source='shell']")
+    expect(card).to_have_count(1, timeout=15000)
+    card.locator(".notice-kind").click()
+    expect(card.locator(".notice-output")).to_contain_text("late-42")
+    assert fake_provider.invalid_count == 0

@@ -1,0 +1,142 @@
+"""Permission prompts in Chromium against a real `desk serve` and the strict fake provider: in
+`ask` mode (set with the header's switch) a waiting call shows a card with what it would do;
+Allow once runs it, Deny gives the tool "denied by the user"; the card is read from the
+service, so it is back after a reload and after a kill -9 and restart of the service."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.browser.chat_helpers import _test_hooks, create_session, open_chat
+from tests.support.chromium import sign_in
+from tests.support.fake_provider import Call, text_reply, tool_call_reply
+from tests.support.fake_provider_thread import ThreadedFakeProvider
+from tests.support.service import Service
+from tests.support.wait import wait_until
+
+__all__ = ["_test_hooks"]
+
+pytestmark = pytest.mark.browser
+
+COMMAND = "echo allowed-$((6*7))"
+
+
+def ask_mode_session(page: Page, service: Service, directory: str = "/tmp") -> str:
+    """A session opened in the page and switched to `ask` with the header's switch."""
+    sid = create_session(service, directory=directory)
+    open_chat(page, service, sid)
+    switch = page.get_by_label("Permission mode")
+    expect(switch).to_have_value("auto")
+    switch.select_option("ask")
+    expect(switch).to_have_value("ask")
+    # The select shows the choice at once; the PATCH lands a moment later.
+    wait_until(
+        lambda: service.request("GET", f"/api/session/{sid}")["permission_mode"] == "ask",
+        what="permission mode saved",
+    )
+    return sid
+
+
+def prompt(service: Service, sid: str) -> None:
+    service.request("POST", f"/api/session/{sid}/prompt", {"text": "go"})
+
+
+def test_in_ask_mode_a_shell_call_waits_with_its_command_and_allow_once_runs_it(
+    page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider
+) -> None:
+    fake_provider.script(
+        tool_call_reply(Call("call_1", "shell", {"command": COMMAND})), text_reply("ran it")
+    )
+    sid = ask_mode_session(page, agent_service)
+    prompt(agent_service, sid)
+    card = page.locator(".permission-card[data-call='call_1']")
+    expect(card).to_be_visible(timeout=15000)
+    expect(card.locator(".permission-tool")).to_have_text("shell")
+    expect(card.locator(".permission-command")).to_have_text(COMMAND)
+    tool = page.locator(".part-tool")
+    expect(tool).to_have_attribute("data-status", "running")  # waiting: it has not run
+
+    card.get_by_role("button", name="Allow once").click()
+    expect(card).to_have_count(0)
+    expect(tool).to_have_attribute("data-status", "completed", timeout=15000)
+    tool.locator(".tool-name").click()
+    expect(tool.locator(".tool-body")).to_contain_text("allowed-42")
+    expect(page.locator(".msg-assistant").last).to_contain_text("ran it", timeout=15000)
+    assert fake_provider.invalid_count == 0
+
+
+def test_deny_gives_the_tool_a_denied_by_the_user_error(
+    page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider
+) -> None:
+    fake_provider.script(
+        tool_call_reply(Call("call_1", "shell", {"command": COMMAND})), text_reply("ok, not")
+    )
+    sid = ask_mode_session(page, agent_service)
+    prompt(agent_service, sid)
+    card = page.locator(".permission-card[data-call='call_1']")
+    expect(card).to_be_visible(timeout=15000)
+    card.get_by_role("button", name="Deny").click()
+    expect(card).to_have_count(0)
+    tool = page.locator(".part-tool")
+    expect(tool).to_have_attribute("data-status", "error", timeout=15000)
+    tool.locator(".tool-name").click()
+    expect(tool.locator(".tool-error")).to_contain_text("denied by the user")
+    expect(page.locator(".msg-assistant").last).to_contain_text("ok, not", timeout=15000)
+    assert agent_service.request("GET", f"/api/session/{sid}/permission") == []
+    assert fake_provider.invalid_count == 0
+
+
+def test_the_waiting_card_is_shown_again_after_a_reload_and_after_a_kill_9_and_restart(
+    page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider
+) -> None:
+    fake_provider.script(
+        tool_call_reply(Call("call_1", "shell", {"command": COMMAND})), text_reply("ran it")
+    )
+    sid = ask_mode_session(page, agent_service)
+    prompt(agent_service, sid)
+    card = page.locator(".permission-card[data-call='call_1']")
+    expect(card).to_be_visible(timeout=15000)
+
+    page.reload()
+    page.wait_for_function("(id) => window.__desk?.chat().active === id", arg=sid)
+    expect(card.locator(".permission-command")).to_have_text(COMMAND, timeout=15000)
+
+    agent_service.kill()
+    agent_service.start()
+    sign_in(page, agent_service)  # a fresh page: only the service can bring the card back
+    page.wait_for_function("(id) => window.__desk.chat().active === id", arg=sid)
+    expect(card.locator(".permission-command")).to_have_text(COMMAND, timeout=15000)
+    expect(page.get_by_label("Permission mode")).to_have_value("ask")
+
+    card.get_by_role("button", name="Allow once").click()
+    expect(card).to_have_count(0)
+    expect(page.locator(".part-tool")).to_have_attribute("data-status", "completed", timeout=20000)
+    expect(page.locator(".msg-assistant").last).to_contain_text("ran it", timeout=15000)
+    assert fake_provider.invalid_count == 0
+
+
+def test_an_edit_call_shows_its_diff_with_added_and_removed_lines(
+    page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider, tmp_path: Path
+) -> None:
+    (tmp_path / "notes.txt").write_text("keep\nalpha\nend\n")
+    fake_provider.script(
+        tool_call_reply(
+            Call("call_1", "edit", {"path": "notes.txt", "old": "alpha", "new": "beta"})
+        ),
+        text_reply("edited"),
+    )
+    sid = ask_mode_session(page, agent_service, directory=str(tmp_path))
+    prompt(agent_service, sid)
+    card = page.locator(".permission-card[data-call='call_1']")
+    expect(card).to_be_visible(timeout=15000)
+    expect(card.locator(".permission-tool")).to_have_text("edit")
+    expect(card.locator(".diff-del")).to_have_text(["-alpha\n"])
+    expect(card.locator(".diff-add")).to_have_text(["+beta\n"])
+    assert (tmp_path / "notes.txt").read_text() == "keep\nalpha\nend\n"  # not yet
+    card.get_by_role("button", name="Allow for this session").click()
+    expect(page.locator(".part-tool")).to_have_attribute("data-status", "completed", timeout=15000)
+    assert (tmp_path / "notes.txt").read_text() == "keep\nbeta\nend\n"
+    assert fake_provider.invalid_count == 0
