@@ -144,7 +144,7 @@ def test_a_shell_tool_card_shows_its_live_state_then_the_output_and_exit_code(
     expect(card).to_have_attribute("data-status", "completed")
     expect(card.locator(".tool-brief")).to_have_text("echo hi-$((6*7))")
     expect(card.locator(".tool-exit")).to_have_text("exit 0")
-    card.locator("summary").click()
+    card.locator(".tool-name").click()  # the summary's middle holds "Open terminal"
     expect(card.locator(".tool-body")).to_contain_text("hi-42")
     expect(page.locator(".msg-assistant .markdown")).to_have_text("done")
     states = page.evaluate("() => window.__toolStates")
