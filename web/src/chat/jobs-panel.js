@@ -1,7 +1,7 @@
 // The open session's jobs: a collapsible panel under the chat header listing its background
 // and foreground jobs (state icon, command or description, live elapsed time), with Cancel for
-// a running job, "Move to background" while a foreground shell call holds the turn, and links
-// to a shell job's terminal tab or a subagent's session.
+// a running job, "Move to background" while a foreground call (shell or subagent) holds the
+// turn, and links to a shell job's terminal tab or a subagent's session.
 
 import { useEffect, useState } from "preact/hooks"
 import { html } from "./html.js"
@@ -61,7 +61,7 @@ export function JobsPanel({ session }) {
   const running = list.filter((j) => j.status === "running")
   const now = useNow(running.length > 0)
   if (!jobs || list.length === 0) return null
-  const foreground = running.some((j) => j.type === "shell" && !j.background)
+  const foreground = running.some((j) => !j.background) // shell calls and subagents alike
   const moveToBackground = async () => {
     setError(null)
     try {
