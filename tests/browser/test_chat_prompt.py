@@ -262,6 +262,8 @@ def test_the_stop_button_interrupts_a_held_stream_and_the_turn_ends_interrupted(
     wait_status(page, sid, "idle")
     expect(stop).to_have_count(0)
     expect(page.locator(".msg-assistant .message-interrupted")).to_have_text("Interrupted")
+    # What streamed before the stop stays on screen (the step keeps it as durable text).
+    expect(page.locator(".msg-assistant .markdown")).to_have_text("Thinking about")
     assert agent_service.request("GET", f"/api/session/{sid}")["status"] == "idle"
     gate.open()  # the fake's held response may end now; nothing resumes the turn
     assert fake_provider.invalid_count == 0
