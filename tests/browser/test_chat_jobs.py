@@ -126,6 +126,18 @@ def test_a_foreground_call_moves_to_the_background_from_the_panel(
     assert fake_provider.invalid_count == 0
 
 
+def open_terminal_from(page: Page, button: Locator, terminal_id: str) -> None:
+    """Another tab in front first, so opening the job's tab is a visible change; then the
+    card's "Open terminal" brings the job's tab to the front."""
+    page.evaluate("() => window.__desk.newTerminal(null)")
+    wait_until(
+        lambda: page.evaluate("() => window.__desk.state().activeTerminal") != terminal_id,
+        what="another terminal active",
+    )
+    button.click()
+    page.wait_for_function("(id) => window.__desk.state().activeTerminal === id", arg=terminal_id)
+
+
 def test_the_job_card_opens_its_terminal_tab_view_only_with_the_commands_output(
     page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider
 ) -> None:
@@ -141,14 +153,7 @@ def test_the_job_card_opens_its_terminal_tab_view_only_with_the_commands_output(
     expect(row).to_have_attribute("data-status", "running", timeout=15000)
     terminal_id = agent_service.request("GET", f"/api/session/{sid}/jobs")[0]["terminal_id"]
 
-    # Another tab in front first, so opening the job's tab is a visible change.
-    page.evaluate("() => window.__desk.newTerminal(null)")
-    wait_until(
-        lambda: page.evaluate("() => window.__desk.state().activeTerminal") != terminal_id,
-        what="another terminal active",
-    )
-    row.locator(".job-open-terminal").click()
-    page.wait_for_function("(id) => window.__desk.state().activeTerminal === id", arg=terminal_id)
+    open_terminal_from(page, row.locator(".job-open-terminal"), terminal_id)
     wait_attached(page, terminal_id, role="observer")
     expect(page.locator("#view-only-bar")).to_be_visible()
     expect(page.locator("#view-only-bar span")).to_have_text("View only — the agent's command.")
@@ -178,22 +183,10 @@ def test_the_notice_card_and_the_tool_card_open_the_jobs_terminal(
     card = page.locator(".msg-notice[data-source='shell']")
     expect(card).to_have_attribute("data-state", "completed", timeout=15000)
     terminal_id = agent_service.request("GET", f"/api/session/{sid}/jobs")[0]["terminal_id"]
-    page.evaluate("() => window.__desk.newTerminal(null)")
-    wait_until(
-        lambda: page.evaluate("() => window.__desk.state().activeTerminal") != terminal_id,
-        what="another terminal active",
-    )
-    card.locator(".job-open-terminal").click()
-    page.wait_for_function("(id) => window.__desk.state().activeTerminal === id", arg=terminal_id)
+    open_terminal_from(page, card.locator(".job-open-terminal"), terminal_id)
     wait_until(lambda: "card-42" in buffer_lines(page, terminal_id), what="output in xterm")
 
-    page.evaluate("() => window.__desk.newTerminal(null)")
-    wait_until(
-        lambda: page.evaluate("() => window.__desk.state().activeTerminal") != terminal_id,
-        what="another terminal active",
-    )
-    page.locator(".part-tool .job-open-terminal").click()
-    page.wait_for_function("(id) => window.__desk.state().activeTerminal === id", arg=terminal_id)
+    open_terminal_from(page, page.locator(".part-tool .job-open-terminal"), terminal_id)
     assert fake_provider.invalid_count == 0
 
 

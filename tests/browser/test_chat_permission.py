@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from tests.browser.chat_helpers import _test_hooks, create_session, open_chat
 from tests.support.chromium import sign_in
@@ -44,16 +44,23 @@ def prompt(service: Service, sid: str) -> None:
     service.request("POST", f"/api/session/{sid}/prompt", {"text": "go"})
 
 
+def waiting_shell_call(
+    page: Page, service: Service, fake: ThreadedFakeProvider, answer: str
+) -> tuple[str, Locator]:
+    """An ask-mode session whose agent called `shell` with COMMAND: the session and the
+    permission card waiting in the page (the model says `answer` once the call settles)."""
+    fake.script(tool_call_reply(Call("call_1", "shell", {"command": COMMAND})), text_reply(answer))
+    sid = ask_mode_session(page, service)
+    prompt(service, sid)
+    card = page.locator(".permission-card[data-call='call_1']")
+    expect(card).to_be_visible(timeout=15000)
+    return sid, card
+
+
 def test_in_ask_mode_a_shell_call_waits_with_its_command_and_allow_once_runs_it(
     page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider
 ) -> None:
-    fake_provider.script(
-        tool_call_reply(Call("call_1", "shell", {"command": COMMAND})), text_reply("ran it")
-    )
-    sid = ask_mode_session(page, agent_service)
-    prompt(agent_service, sid)
-    card = page.locator(".permission-card[data-call='call_1']")
-    expect(card).to_be_visible(timeout=15000)
+    _, card = waiting_shell_call(page, agent_service, fake_provider, "ran it")
     expect(card.locator(".permission-tool")).to_have_text("shell")
     expect(card.locator(".permission-command")).to_have_text(COMMAND)
     tool = page.locator(".part-tool")
@@ -71,13 +78,7 @@ def test_in_ask_mode_a_shell_call_waits_with_its_command_and_allow_once_runs_it(
 def test_deny_gives_the_tool_a_denied_by_the_user_error(
     page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider
 ) -> None:
-    fake_provider.script(
-        tool_call_reply(Call("call_1", "shell", {"command": COMMAND})), text_reply("ok, not")
-    )
-    sid = ask_mode_session(page, agent_service)
-    prompt(agent_service, sid)
-    card = page.locator(".permission-card[data-call='call_1']")
-    expect(card).to_be_visible(timeout=15000)
+    sid, card = waiting_shell_call(page, agent_service, fake_provider, "ok, not")
     card.get_by_role("button", name="Deny").click()
     expect(card).to_have_count(0)
     tool = page.locator(".part-tool")
@@ -92,13 +93,7 @@ def test_deny_gives_the_tool_a_denied_by_the_user_error(
 def test_the_waiting_card_is_shown_again_after_a_reload_and_after_a_kill_9_and_restart(
     page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider
 ) -> None:
-    fake_provider.script(
-        tool_call_reply(Call("call_1", "shell", {"command": COMMAND})), text_reply("ran it")
-    )
-    sid = ask_mode_session(page, agent_service)
-    prompt(agent_service, sid)
-    card = page.locator(".permission-card[data-call='call_1']")
-    expect(card).to_be_visible(timeout=15000)
+    sid, card = waiting_shell_call(page, agent_service, fake_provider, "ran it")
 
     page.reload()
     page.wait_for_function("(id) => window.__desk?.chat().active === id", arg=sid)

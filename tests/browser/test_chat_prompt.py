@@ -11,7 +11,7 @@ from playwright.sync_api import Locator, Page, expect
 
 from tests.browser.chat_helpers import _test_hooks, create_session, open_chat
 from tests.support.fake_provider import Call, error_reply, text_reply, tool_call_reply
-from tests.support.fake_provider_thread import ThreadedFakeProvider
+from tests.support.fake_provider_thread import Gate, ThreadedFakeProvider
 from tests.support.service import Service
 from tests.support.wait import wait_until
 
@@ -243,17 +243,25 @@ def test_after_a_kill_9_of_the_service_the_conversation_is_shown_and_a_new_promp
     assert fake_provider.invalid_count == 0
 
 
+def held_answer(
+    page: Page, service: Service, fake: ThreadedFakeProvider, first: str
+) -> tuple[str, Gate]:
+    """A session in the page whose answer streamed `first` and is held there by the gate."""
+    gate = fake.gate()
+    reply = text_reply(first, "and the rest of a long answer")
+    reply.gate, reply.gate_after = gate.event, 2  # the role chunk and `first` are out
+    fake.script(reply)
+    sid = create_session(service)
+    open_chat(page, service, sid)
+    send(page, "take your time")
+    expect(page.locator(".msg-assistant .markdown")).to_have_text(first.strip())
+    return sid, gate
+
+
 def test_the_stop_button_interrupts_a_held_stream_and_the_turn_ends_interrupted(
     page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider
 ) -> None:
-    gate = fake_provider.gate()
-    reply = text_reply("Thinking about ", "it for a long time")
-    reply.gate, reply.gate_after = gate.event, 2
-    fake_provider.script(reply)
-    sid = create_session(agent_service)
-    open_chat(page, agent_service, sid)
-    send(page, "take your time")
-    expect(page.locator(".msg-assistant .markdown")).to_have_text("Thinking about")
+    sid, gate = held_answer(page, agent_service, fake_provider, "Thinking about ")
     stop = page.locator(".composer-stop")
     expect(stop).to_be_visible()
     wait_status(page, sid, "busy")
@@ -272,14 +280,7 @@ def test_the_stop_button_interrupts_a_held_stream_and_the_turn_ends_interrupted(
 def test_escape_in_the_empty_prompt_box_interrupts_the_running_turn(
     page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider
 ) -> None:
-    gate = fake_provider.gate()
-    reply = text_reply("Held ", "here")
-    reply.gate, reply.gate_after = gate.event, 2
-    fake_provider.script(reply)
-    sid = create_session(agent_service)
-    open_chat(page, agent_service, sid)
-    send(page, "wait")
-    expect(page.locator(".msg-assistant .markdown")).to_have_text("Held")
+    sid, gate = held_answer(page, agent_service, fake_provider, "Held ")
     wait_status(page, sid, "busy")
     prompt_box(page).press("Escape")
     expect(page.locator(".msg-assistant .message-interrupted")).to_have_text("Interrupted")
