@@ -8,16 +8,14 @@ raw sqlite3 inserts of the same event rows; target >= 0.3x), fanout (SSE to 50
 subscribers over real sockets, events/s delivered, against one subscriber), page (latest
 page of a 10,000-message session over HTTP, against the raw SELECT + json.loads and an
 HTTP health round trip; target < 20 ms), replay (100,000 events into an empty database,
-against raw executemany of the same rows; target < 5 s), paint (the chat view's first
-paint in Chromium, through the hook `bench/chat_paint.py: first_paint_ms(url, token,
-session_id) -> float`, when that module exists). Medians; nothing is asserted.
+against raw executemany of the same rows; target < 5 s). The chat view's first paint of a
+10,000-message session in Chromium is bench/ui_chat.py's. Medians; nothing is asserted.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import json
 import os
 import sqlite3
@@ -427,38 +425,11 @@ async def section_replay(args: argparse.Namespace, tmp: Path) -> list[Row]:
     ]
 
 
-async def section_paint(args: argparse.Namespace, tmp: Path) -> list[Row]:
-    try:
-        hook = importlib.import_module("bench.chat_paint")
-    except ImportError:
-        return [
-            (
-                "chat first paint (10,000 messages)",
-                "not measured",
-                "hook bench/chat_paint.py absent",
-                "-",
-            )
-        ]
-    async with Service(tmp / "paint") as service:
-        sessions = service.app[SESSIONS]
-        await sessions.publish(created(1))
-        drafts: list[Draft] = []
-        i = 0
-        while len(drafts) < 10000 * 7 // 2:
-            drafts += turn("ses_0", i)
-            i += 1
-        for start in range(0, len(drafts), 1000):
-            await sessions.publish(drafts[start : start + 1000])
-        ms = await asyncio.to_thread(hook.first_paint_ms, service.url, service.token, "ses_0")
-    return [("chat first paint (10,000 messages)", f"{ms:.0f} ms", "-", "-")]
-
-
 SECTIONS = {
     "append": section_append,
     "fanout": section_fanout,
     "page": section_page,
     "replay": section_replay,
-    "paint": section_paint,
 }
 
 
