@@ -72,10 +72,8 @@ class SubagentTool(Tool):
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         if not isinstance(ctx, ShellContext) or not ctx.session_id:
             raise TypeError("subagent needs the calling session")
-        child = await self.create_child(
-            ctx.session_id, str(args["description"])[:200], str(ctx.root)
-        )
         description = str(args["description"])[:200]
+        child = await self.create_child(ctx.session_id, description, str(ctx.root))
         await self.prompt(child, str(args["prompt"]))
         if args.get("background") and self.on_background is not None:
             await self.on_background(ctx, child, description)
