@@ -18,8 +18,10 @@ from desktop.session.background.markers import MarkerStore, ShellRecovery
 from desktop.session.background.notices import SERVER_RESTARTED
 from desktop.session.background.recovery import BackgroundRecovery
 from desktop.session.background.registry import JobRegistry
+from desktop.session.background.service import BackgroundWork
 from desktop.session.jobs_client import ShellJobs
-from tests.background.conftest import Stores, create_session
+from desktop.tools.shell import ShellContext
+from tests.background.conftest import Stores, create_session, rows
 from tests.background.fakes import FakeRunner
 from tests.background.test_recovery import inbox
 from tests.support.wait import DEADLINE
@@ -136,3 +138,37 @@ async def test_a_command_killed_with_the_pty_host_is_reported_cancelled_once(
     assert (await recovery.recover()).admitted == []
     assert len(await inbox(bus, SID)) == 1
     assert runner.drained == []
+
+
+async def test_a_call_run_again_after_its_notice_was_delivered_is_not_noticed_twice(
+    stores: Stores, shell_jobs: ShellJobs, tmp_path: Path
+) -> None:
+    """The soak's find: the service dies after the background call's marker is durable but
+    before its tool result; the successor's recovery delivers the notice, then the resumed
+    turn runs the still-open call again, which adopts the job and backgrounds it anew. The
+    notice id is the job's, so the second delivery is refused."""
+    command = "echo once-$((6*7))"
+    key = await backgrounded(stores, shell_jobs, command, tmp_path)
+    assert (await shell_jobs.wait_job(key)).status == "exited"
+
+    bus = await stores.open()
+    runner = FakeRunner(bus)
+    work = BackgroundWork(bus, runner, shell_jobs)
+    assert len((await work.recovery.recover()).admitted) == 1
+
+    # The resumed turn runs the open call again: it adopts the finished job.
+    state = await shell_jobs.start_job(SID, "call_a", command, str(tmp_path))
+    assert not state.created
+    ctx = ShellContext(root=tmp_path, session_id=SID, call_id="call_a")
+    await work.shell_backgrounded(ctx, state, command)
+
+    async def settled() -> bool:
+        info = work.jobs.get(key)
+        idle = info is not None and info.status != "running"
+        return idle and not await work.jobs.pending_background()
+
+    await until(settled, "the second run settled and its marker acknowledged")
+    notices = await rows(bus, "SELECT count(*) FROM event WHERE type = 'session.synthetic'")
+    assert notices == [(1,)]
+    await runner.wait_idle(SID)
+    await work.close()

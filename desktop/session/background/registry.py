@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from desktop.session.background.markers import Marker, MarkerStore, Recovery, Status
-from desktop.session.ids import new_id
+from desktop.session.ids import derived_id, new_id
 from desktop.store.log import now_ms
 
 _log = logging.getLogger("desk.session.jobs")
@@ -242,7 +242,10 @@ class JobRegistry:
         info = job.info
         notification_id = info.notification_id
         if info.recovery is not None and notification_id is None:
-            notification_id = new_id("msg")
+            # Derived from the job: a call that runs again after a restart (adopted while
+            # its first notice was already delivered) gets the same notice id, which the
+            # log refuses a second time. A random id here once delivered a notice twice.
+            notification_id = derived_id("msg", f"notice:{info.id}")
         return dataclasses.replace(info, background=True, notification_id=notification_id)
 
     async def background(self, job_id: str) -> JobInfo | None:
