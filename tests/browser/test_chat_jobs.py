@@ -13,7 +13,7 @@ from playwright.sync_api import Locator, Page, expect
 
 from tests.browser.chat_helpers import _test_hooks, create_session, open_chat
 from tests.browser.helpers import buffer_lines, terminal, wait_attached
-from tests.support.fake_provider import Call, text_reply, tool_call_reply
+from tests.support.fake_provider import Call, Reply, text_reply, tool_call_reply
 from tests.support.fake_provider_thread import ThreadedFakeProvider
 from tests.support.service import Service
 from tests.support.wait import wait_until
@@ -38,17 +38,28 @@ def job_row(page: Page, call_id: str = "call_1") -> Locator:
     return page.locator(f".jobs-panel .job[data-id$=':{call_id}']")
 
 
+def agent_runs(
+    page: Page, service: Service, fake: ThreadedFakeProvider, call: Reply, *answers: str
+) -> str:
+    """A session open in the page whose first answer is `call` (then `answers`); prompted."""
+    fake.script(call, *(text_reply(a) for a in answers))
+    sid = create_session(service)
+    open_chat(page, service, sid)
+    prompt(service, sid)
+    return sid
+
+
 def test_a_background_job_shows_running_with_elapsed_time_then_done_and_its_notice_once(
     page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider
 ) -> None:
-    fake_provider.script(
+    agent_runs(
+        page,
+        agent_service,
+        fake_provider,
         tool_call_reply(shell_call("sleep 3; echo out-$((6*7))")),
-        text_reply("started"),
-        text_reply("noted"),
+        "started",
+        "noted",
     )
-    sid = create_session(agent_service)
-    open_chat(page, agent_service, sid)
-    prompt(agent_service, sid)
 
     row = job_row(page)
     expect(row).to_have_attribute("data-status", "running", timeout=15000)
@@ -83,12 +94,14 @@ def test_a_background_job_shows_running_with_elapsed_time_then_done_and_its_noti
 def test_cancel_in_the_jobs_panel_ends_a_running_job_as_cancelled(
     page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider
 ) -> None:
-    fake_provider.script(
-        tool_call_reply(shell_call("sleep 300")), text_reply("started"), text_reply("noted")
+    sid = agent_runs(
+        page,
+        agent_service,
+        fake_provider,
+        tool_call_reply(shell_call("sleep 300")),
+        "started",
+        "noted",
     )
-    sid = create_session(agent_service)
-    open_chat(page, agent_service, sid)
-    prompt(agent_service, sid)
     row = job_row(page)
     expect(row).to_have_attribute("data-status", "running", timeout=15000)
     row.locator(".job-cancel").click()
@@ -104,13 +117,13 @@ def test_cancel_in_the_jobs_panel_ends_a_running_job_as_cancelled(
 def test_a_foreground_call_moves_to_the_background_from_the_panel(
     page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider
 ) -> None:
-    fake_provider.script(
+    agent_runs(
+        page,
+        agent_service,
+        fake_provider,
         tool_call_reply(shell_call("sleep 300", background=False)),
-        text_reply("it is in the background"),
+        "it is in the background",
     )
-    sid = create_session(agent_service)
-    open_chat(page, agent_service, sid)
-    prompt(agent_service, sid)
     row = job_row(page)
     expect(row).to_have_attribute("data-status", "running", timeout=15000)
     expect(row.locator(".job-tag")).to_have_text("foreground")
@@ -141,14 +154,14 @@ def open_terminal_from(page: Page, button: Locator, terminal_id: str) -> None:
 def test_the_job_card_opens_its_terminal_tab_view_only_with_the_commands_output(
     page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider
 ) -> None:
-    fake_provider.script(
+    sid = agent_runs(
+        page,
+        agent_service,
+        fake_provider,
         tool_call_reply(shell_call("echo term-$((6*7)); sleep 300")),
-        text_reply("started"),
-        text_reply("noted"),
+        "started",
+        "noted",
     )
-    sid = create_session(agent_service)
-    open_chat(page, agent_service, sid)
-    prompt(agent_service, sid)
     row = job_row(page)
     expect(row).to_have_attribute("data-status", "running", timeout=15000)
     terminal_id = agent_service.request("GET", f"/api/session/{sid}/jobs")[0]["terminal_id"]
@@ -172,14 +185,14 @@ def test_the_job_card_opens_its_terminal_tab_view_only_with_the_commands_output(
 def test_the_notice_card_and_the_tool_card_open_the_jobs_terminal(
     page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider
 ) -> None:
-    fake_provider.script(
+    sid = agent_runs(
+        page,
+        agent_service,
+        fake_provider,
         tool_call_reply(shell_call("echo card-$((6*7))")),
-        text_reply("started"),
-        text_reply("noted"),
+        "started",
+        "noted",
     )
-    sid = create_session(agent_service)
-    open_chat(page, agent_service, sid)
-    prompt(agent_service, sid)
     card = page.locator(".msg-notice[data-source='shell']")
     expect(card).to_have_attribute("data-state", "completed", timeout=15000)
     terminal_id = agent_service.request("GET", f"/api/session/{sid}/jobs")[0]["terminal_id"]
@@ -235,12 +248,9 @@ def test_a_job_that_ends_while_the_service_is_down_is_not_left_running_after_the
 ) -> None:
     gate, done = tmp_path / "go", tmp_path / "done"
     command = f"while [ ! -e {gate} ]; do sleep 0.05; done; echo late-$((6*7)); touch {done}"
-    fake_provider.script(
-        tool_call_reply(shell_call(command)), text_reply("started"), text_reply("noted")
+    agent_runs(
+        page, agent_service, fake_provider, tool_call_reply(shell_call(command)), "started", "noted"
     )
-    sid = create_session(agent_service)
-    open_chat(page, agent_service, sid)
-    prompt(agent_service, sid)
     row = job_row(page)
     expect(row).to_have_attribute("data-status", "running", timeout=15000)
     expect(page.locator(".msg-assistant").last).to_contain_text("started", timeout=15000)
