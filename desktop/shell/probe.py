@@ -52,9 +52,9 @@ STATE_SCRIPT = """
     origin: location.origin,
     path: location.pathname,
     token_in_url: location.href.indexOf('token=') >= 0,
-    // The window's folder bridge reached the page (desktop/shell/folder_bridge.py).
-    folder_dialog: !!(window.pywebview && window.pywebview.state &&
-      window.pywebview.state.folder_dialog === true),
+    // The window's folder bridge reached the page and can carry a request: the page owns
+    // that rule (web/src/chat/folder.js, desktop/shell/folder_bridge.py).
+    folder_dialog: !!(state && state.folderDialog === true),
     title: document.title
   });
 })()

@@ -99,9 +99,19 @@ def test_browse_fills_the_folder_from_the_native_dialog_under_the_pages_csp(
     process = window.launch(autoclose=True, pick_folder=True)
     display = window.display.name
     # The probe pressed Browse…: Qt's folder dialog opens; a person types a path and Enter.
+    # A window that exits or a probe that gives up first fails the test with what it said.
     dialog = wait_until(
-        lambda: window_named(display, "^Open folder$"), timeout=90, what="the native folder dialog"
+        lambda: (
+            window_named(display, "^Open folder$")
+            or window.probe_path.exists()
+            or process.poll() is not None
+        ),
+        timeout=90,
+        what="the native folder dialog",
     )
+    if not isinstance(dialog, str):
+        _, err = finish(process)
+        raise AssertionError(f"no dialog opened: {window.report()}\n{err[-2000:]}")
     xdotool(display, "windowfocus", "--sync", dialog)  # no window manager under Xvfb
     xdotool(display, "type", "--delay", "5", str(chosen))
     xdotool(display, "key", "Return")

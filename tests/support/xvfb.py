@@ -21,7 +21,13 @@ def start_xvfb() -> Display:
     """Xvfb on a free display number; -displayfd tells us which one once it accepts clients."""
     read_end, write_end = os.pipe()
     process = subprocess.Popen(
-        ["Xvfb", "-displayfd", str(write_end), "-screen", "0", "1280x800x24", "-nolisten", "tcp"],
+        [
+            "Xvfb",
+            *("-displayfd", str(write_end), "-screen", "0", "1280x800x24", "-nolisten", "tcp"),
+            # An X server resets when its last client leaves and refuses connections while it
+            # does: the next window in a module then died with "could not connect to display".
+            "-noreset",
+        ],
         pass_fds=(write_end,),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,

@@ -2,6 +2,7 @@
 // no tickets, tokens or attachment ids.
 
 import { listedIds } from "./chat/chat-view.js"
+import { nativeFolderDialog } from "./chat/folder.js"
 import { groupKeyOf, groupLabel } from "./terminals/groups.js"
 
 export function installTestHooks({ connection, terminals, chat, isOfflineReady }) {
@@ -77,6 +78,7 @@ export function installTestHooks({ connection, terminals, chat, isOfflineReady }
       controlled: Boolean(navigator.serviceWorker?.controller),
       activeTerminal: terminals.activeId,
       loaded: terminals.loaded,
+      synced: terminals.syncs,
       order: [...terminals.order],
       // Groups in display order (key null: the default group) and each tab's status, so a
       // report of the state alone (the window probe's) shows what the strip shows.
@@ -86,6 +88,8 @@ export function installTestHooks({ connection, terminals, chat, isOfflineReady }
         return { id, title: tab.title, status: tab.status, group: groupKeyOf(tab.info) }
       }),
       viewOnlyBar: !document.getElementById("view-only-bar").hidden,
+      // The window's native folder dialog can be asked for (web/src/chat/folder.js).
+      folderDialog: nativeFolderDialog(),
     }),
     terminals: () => terminals.order.map((id) => describe(terminals.tabs.get(id))),
     bufferText: (id) => tabOf(id)?.bufferText() ?? null,
@@ -99,6 +103,7 @@ export function installTestHooks({ connection, terminals, chat, isOfflineReady }
     // Without an argument: in the active tab's group, as the "+" button does.
     newTerminal: (...group) => terminals.newTerminal(...group),
     activate: (id) => terminals.activate(id),
+    resync: () => terminals.resync(),
     echoLatency,
     // The chat store's view: sessions, the open one, and its loaded messages.
     chat: () => {

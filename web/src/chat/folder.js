@@ -3,13 +3,26 @@
 // state, not its js_api, which needs eval (see desktop/shell/folder_bridge.py): the page writes
 // a request {id, start} and waits for the reply {id, path} with the same id.
 
+import { signal } from "@preact/signals"
+
 const OFFERED_KEY = "folder_dialog"
 const REQUEST_KEY = "folder_request"
 const REPLY_KEY = "folder_reply"
 
-/** True when the window offers a native folder dialog. */
+// pywebview injects its state before its bridge to Python is up: under QtWebEngine a write
+// made before the QWebChannel connects is retried once, 100 ms later, and then lost
+// (webview/js/api.js). A Browse… pressed in that window opened nothing, so the dialog is
+// offered only once pywebview says the bridge is ready. `_QWebChannel` is pywebview's own
+// field: the fallback for a page whose modules ran after the event (a late-loaded chunk).
+const bridgeReady = signal(Boolean(window.pywebview?._QWebChannel))
+window.addEventListener("pywebviewready", () => {
+  bridgeReady.value = true
+})
+
+/** True when the window offers a native folder dialog and can be asked for one (a signal
+ * read: a component re-renders when the bridge comes up). */
 export function nativeFolderDialog() {
-  return window.pywebview?.state?.[OFFERED_KEY] === true
+  return bridgeReady.value && window.pywebview?.state?.[OFFERED_KEY] === true
 }
 
 /** The chosen folder, or null when cancelled or unavailable. */

@@ -52,6 +52,11 @@ export class TerminalManager {
     this.runSearch = () => {}
     this.sharedActive = null // ACTIVE_KEY as last seen
     this.shareTimer = null
+    // A list from the service is a snapshot of when it was asked for: a tab opened or closed
+    // since (a click on "+" while the first list loads) must not be undone by it.
+    this.changes = 0
+    this.changedAt = new Map() // terminal id -> `changes` when a tab for it came or went
+    this.syncs = 0 // lists applied, for tests
     this.host = {
       theme: () => currentTheme(),
       size: () => this.paneSize,
@@ -99,7 +104,13 @@ export class TerminalManager {
 
   // ---- state from the service -------------------------------------------------------------
 
+  /** Asks the service for the list again, as a reconnect does. */
+  resync() {
+    return this.#sync()
+  }
+
   async #sync() {
+    const asked = this.changes
     let list
     let order
     let shared
@@ -116,8 +127,13 @@ export class TerminalManager {
     }
     if (!Array.isArray(list)) return
     if (!this.loaded && Array.isArray(order?.value)) this.order = order.value.filter((id) => typeof id === "string")
+    const newer = (id) => (this.changedAt.get(id) ?? -1) > asked
+    // Closed here since the list was taken: not brought back.
+    list = list.filter((info) => this.tabs.has(info.id) || !newer(info.id))
     const known = new Set(list.map((info) => info.id))
-    for (const id of [...this.tabs.keys()]) if (!known.has(id)) this.#remove(id)
+    for (const id of [...this.tabs.keys()]) if (!known.has(id) && !newer(id)) this.#remove(id)
+    // Opened here since the list was taken: kept, after the listed ones.
+    const opened = [...this.tabs.keys()].filter((id) => !known.has(id))
     // Tabs appear in the saved order; terminals it does not name follow, oldest first.
     const rank = new Map(this.order.map((id, index) => [id, index]))
     const sorted = [...list].sort((a, b) => {
@@ -126,7 +142,7 @@ export class TerminalManager {
       if (ra !== rb) return ra - rb
       return String(a.created ?? "").localeCompare(String(b.created ?? ""))
     })
-    this.order = sorted.map((info) => info.id)
+    this.order = [...sorted.map((info) => info.id), ...opened]
     // This window's own choice (a reload), else the tab another window shows.
     if (typeof shared?.value === "string") this.sharedActive = shared.value
     const wanted = this.loaded ? this.activeId : (loadActive() ?? this.sharedActive)
@@ -138,6 +154,7 @@ export class TerminalManager {
       else this.#add(info, { quiet: true })
     }
     this.loaded = true
+    this.syncs += 1
     this.#renderStrip()
     if (!this.activeId || !this.tabs.has(this.activeId)) this.activate(first?.id ?? null)
   }
@@ -171,6 +188,7 @@ export class TerminalManager {
     if (existing) return existing
     const tab = new TerminalTab(info, this.host)
     this.tabs.set(info.id, tab)
+    this.changedAt.set(info.id, ++this.changes)
     if (!this.order.includes(info.id)) this.order.push(info.id)
     this.el.panes.append(tab.paneEl)
     if (!this.activeId) this.activate(info.id)
@@ -184,6 +202,7 @@ export class TerminalManager {
     if (!tab) return
     const index = this.order.indexOf(id)
     this.tabs.delete(id)
+    this.changedAt.set(id, ++this.changes)
     this.order = this.order.filter((other) => other !== id)
     tab.dispose()
     forget(id)
