@@ -58,6 +58,7 @@ export class TerminalTab {
       observe: Boolean(info.job), // the agent's command: view-only until the user takes control
       sink: {
         write: (bytes, done) => term.write(bytes, done),
+        visible: () => host.isActive(this),
         reset: (done) =>
           term.write(EMPTY, () => {
             term.reset()
