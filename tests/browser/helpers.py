@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from playwright.sync_api import Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.support.service import ROOT, Service
 from tests.support.wait import wait_until
@@ -35,12 +36,23 @@ def buffer_lines(page: Page, pty_id: str) -> list[str]:
 
 
 def wait_for_line(page: Page, pty_id: str, line: str, timeout: float = 10.0) -> None:
-    page.wait_for_function(
-        "([id, line]) => (window.__desk.bufferText(id) || '').split('\\n')"
-        ".some((l) => l.trimEnd() === line)",
-        arg=[pty_id, line],
-        timeout=timeout * 1000,
-    )
+    try:
+        page.wait_for_function(
+            "([id, line]) => (window.__desk.bufferText(id) || '').split('\\n')"
+            ".some((l) => l.trimEnd() === line)",
+            arg=[pty_id, line],
+            timeout=timeout * 1000,
+        )
+    except PlaywrightTimeoutError:
+        # Say what the page showed instead: the tab's state, its notice and its last rows.
+        shown = [row for row in buffer_lines(page, pty_id) if row][-12:]
+        notice = page.evaluate("() => document.getElementById('terminal-notice')?.textContent")
+        info = terminal(page, pty_id)
+        state = {key: info.get(key) for key in ("phase", "role", "status")}
+        raise AssertionError(
+            f"{line!r} not shown within {timeout}s; tab {state}, notice {notice!r}, last rows:\n"
+            + "\n".join(shown)
+        ) from None
 
 
 def wait_for_status(page: Page, pty_id: str, status: str, timeout: float = 10.0) -> None:
