@@ -102,7 +102,7 @@ def main() -> None:
             page.wait_for_selector(f".session-item[data-id='{full}']")
             first_paint(page, full)
             page.evaluate(LOAD_EVERY_PAGE_SCRIPT)
-            tasks, seen = page.evaluate(SCROLL_THROUGH_SCRIPT, 200)
+            tasks, seen = page.evaluate(SCROLL_THROUGH_SCRIPT, [200, True])
             browser.close()
     finally:
         service.stop()

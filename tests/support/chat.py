@@ -70,9 +70,10 @@ LOAD_EVERY_PAGE_SCRIPT = """async () => {
             return window.__desk.chat().listed.length
         }"""
 
-# Scrolls through the whole list and back, `step` px per frame, watching long tasks
-# (PerformanceObserver 'longtask'); returns [task durations in ms, messages rendered].
-SCROLL_THROUGH_SCRIPT = """async (step) => {
+# Scrolls through the whole list, `step` px per frame, down and (with `back`) up again,
+# watching long tasks (PerformanceObserver 'longtask'); returns [task durations in ms,
+# messages rendered].
+SCROLL_THROUGH_SCRIPT = """async ([step, back]) => {
             const el = document.querySelector('.chat-scroll')
             const frame = () => new Promise((resolve) => requestAnimationFrame(resolve))
             await frame()
@@ -88,13 +89,14 @@ SCROLL_THROUGH_SCRIPT = """async (step) => {
                 for (const entry of list.getEntries()) tasks.push(Math.round(entry.duration))
             })
             observer.observe({ type: 'longtask' })
+            look() // the screen it starts on
             const bottom = () => el.scrollTop + el.clientHeight >= el.scrollHeight - 2
             for (let i = 0; i < 100000 && !bottom(); i++) {
                 el.scrollBy(0, step)
                 await frame()
                 look()
             }
-            for (let i = 0; i < 100000 && el.scrollTop > 0; i++) {
+            for (let i = 0; back && i < 100000 && el.scrollTop > 0; i++) {
                 el.scrollBy(0, -step)
                 await frame()
                 look()
