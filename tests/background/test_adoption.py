@@ -154,21 +154,22 @@ async def test_a_call_run_again_after_its_notice_was_delivered_is_not_noticed_tw
     bus = await stores.open()
     runner = FakeRunner(bus)
     work = BackgroundWork(bus, runner, shell_jobs)
-    assert len((await work.recovery.recover()).admitted) == 1
-
-    # The resumed turn runs the open call again: it adopts the finished job.
-    state = await shell_jobs.start_job(SID, "call_a", command, str(tmp_path))
-    assert not state.created
-    ctx = ShellContext(root=tmp_path, session_id=SID, call_id="call_a")
-    await work.shell_backgrounded(ctx, state, command)
 
     async def settled() -> bool:
         info = work.jobs.get(key)
         idle = info is not None and info.status != "running"
         return idle and not await work.jobs.pending_background()
 
-    await until(settled, "the second run settled and its marker acknowledged")
-    notices = await rows(bus, "SELECT count(*) FROM event WHERE type = 'session.synthetic'")
-    assert notices == [(1,)]
-    await runner.wait_idle(SID)
-    await work.close()
+    try:
+        assert len((await work.recovery.recover()).admitted) == 1
+        # The resumed turn runs the open call again: it adopts the finished job.
+        state = await shell_jobs.start_job(SID, "call_a", command, str(tmp_path))
+        assert not state.created
+        ctx = ShellContext(root=tmp_path, session_id=SID, call_id="call_a")
+        await work.shell_backgrounded(ctx, state, command)
+        await until(settled, "the second run settled and its marker acknowledged")
+        notices = await rows(bus, "SELECT count(*) FROM event WHERE type = 'session.synthetic'")
+        assert notices == [(1,)]
+        await runner.wait_idle(SID)
+    finally:
+        await work.close()  # its notifier tasks end with it, pass or fail

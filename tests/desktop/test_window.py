@@ -110,8 +110,9 @@ def test_browse_fills_the_folder_from_the_native_dialog_under_the_pages_csp(
         what="the native folder dialog",
     )
     if not isinstance(dialog, str):
-        _, err = finish(process)
-        raise AssertionError(f"no dialog opened: {window.report()}\n{err[-2000:]}")
+        _, err = finish(process)  # a window that crashed fails here, with its stderr
+        report = window.report() if window.probe_path.exists() else "no probe report"
+        raise AssertionError(f"no dialog opened: {report}\n{err[-2000:]}")
     xdotool(display, "windowfocus", "--sync", dialog)  # no window manager under Xvfb
     xdotool(display, "type", "--delay", "5", str(chosen))
     xdotool(display, "key", "Return")
