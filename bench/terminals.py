@@ -99,6 +99,55 @@ def raw_echo_latencies(samples: int, pause: float = 0.0) -> list[float]:
 # ----- the service --------------------------------------------------------------------
 
 
+# The page acks output in batches (web/src/terminals/link.js): at 64 KiB, or 8 ms after the
+# first byte it has not acked. The bench's clients do the same, so the PTY host parses the
+# acks a real tab sends, not one per frame.
+ACK_BATCH_BYTES = 64 * 1024
+ACK_DELAY = 0.008
+
+
+class PageAcks:
+    """A client's acks, batched like the page's."""
+
+    def __init__(self, socket: aiohttp.ClientWebSocketResponse) -> None:
+        self.socket = socket
+        self.unacked = 0
+        self.due = 0.0
+
+    async def received(self, count: int) -> None:
+        if not self.unacked:
+            self.due = time.monotonic() + ACK_DELAY
+        self.unacked += count
+        if self.unacked >= ACK_BATCH_BYTES:
+            await self.flush()
+
+    async def flush(self) -> None:
+        if self.unacked:
+            count, self.unacked = self.unacked, 0
+            await self.socket.send_str(json.dumps({"type": "ack", "bytes": count}))
+
+    async def receive(self) -> aiohttp.WSMessage:
+        """The next message; the batch leaves when its delay is up while waiting for it."""
+        while self.unacked:
+            remaining = self.due - time.monotonic()
+            if remaining <= 0:
+                await self.flush()
+                break
+            try:
+                return await self.socket.receive(timeout=remaining)
+            except TimeoutError:
+                await self.flush()
+        return await self.socket.receive()
+
+    async def sleep(self, seconds: float) -> None:
+        """Sleep, sending the batch when it is due (the page's timer does that)."""
+        end = time.monotonic() + seconds
+        if self.unacked and self.due < end:
+            await asyncio.sleep(max(0.0, self.due - time.monotonic()))
+            await self.flush()
+        await asyncio.sleep(max(0.0, end - time.monotonic()))
+
+
 class Service:
     # Which checkout's `desktop` runs (--desk-root: measure another commit in the same run).
     root = ROOT
@@ -180,15 +229,17 @@ class Bench:
         return await self.session.ws_connect(url, params=query, max_msg_size=0)
 
     async def read_acking(self, socket: aiohttp.ClientWebSocketResponse, until: str) -> int:
-        """Output bytes received (each message acked) until a text frame of type `until`."""
+        """Output bytes received (acked as the page acks) until a text frame of type `until`."""
         received = 0
+        acks = PageAcks(socket)
         while True:
-            message = await socket.receive()
+            message = await acks.receive()
             if message.type == aiohttp.WSMsgType.BINARY:
                 received += len(message.data)
-                await socket.send_str(json.dumps({"type": "ack", "bytes": len(message.data)}))
+                await acks.received(len(message.data))
             elif message.type == aiohttp.WSMsgType.TEXT:
                 if json.loads(message.data)["type"] == until:
+                    await acks.flush()
                     return received
             else:
                 raise RuntimeError(f"socket ended: {message}")
@@ -215,12 +266,13 @@ class Bench:
         socket = await self.connect(info["id"])
         await self.read_until_replayed(socket)
         latencies = []
+        acks = PageAcks(socket)
         for _ in range(samples):
             started = time.perf_counter()
             await socket.send_bytes(b"x")
             while True:
                 try:
-                    message = await asyncio.wait_for(socket.receive(), ECHO_TIMEOUT)
+                    message = await asyncio.wait_for(acks.receive(), ECHO_TIMEOUT)
                 except TimeoutError:
                     progress("an echo never came (sample dropped)")
                     break
@@ -229,13 +281,13 @@ class Bench:
                     if echoed:
                         # The echo is here: stop the clock before acking it.
                         latencies.append(time.perf_counter() - started)
-                    await socket.send_str(json.dumps({"type": "ack", "bytes": len(message.data)}))
+                    await acks.received(len(message.data))
                     if echoed:
                         break
                 elif message.type not in (aiohttp.WSMsgType.TEXT,):
                     raise RuntimeError(f"socket ended: {message}")
             if pause:
-                await asyncio.sleep(pause)
+                await acks.sleep(pause)
         await socket.close()
         await self.delete(info["id"])
         return latencies
@@ -255,9 +307,13 @@ import asyncio, json, aiohttp
 async def tab(session, terminal_id):
     url = {url!r}.replace('http', 'ws', 1) + '/api/pty/' + terminal_id + '/connect'
     async with session.ws_connect(url, params={{'role': 'observer'}}, max_msg_size=0) as ws:
+        unacked = 0
         async for message in ws:
             if message.type == aiohttp.WSMsgType.BINARY:
-                await ws.send_str(json.dumps({{'type': 'ack', 'bytes': len(message.data)}}))
+                unacked += len(message.data)
+                if unacked >= {ACK_BATCH_BYTES}:  # a flood never waits for the page's timer
+                    await ws.send_str(json.dumps({{'type': 'ack', 'bytes': unacked}}))
+                    unacked = 0
 async def main():
     async with aiohttp.ClientSession(headers={{'Authorization': 'Bearer {token}'}}) as session:
         await asyncio.gather(*(tab(session, i) for i in {ids!r}))
@@ -476,9 +532,13 @@ async def reattach_and_checkpoint(bench: Bench, args: argparse.Namespace) -> lis
 
 
 async def drain(socket: aiohttp.ClientWebSocketResponse) -> None:
-    async for message in socket:
+    acks = PageAcks(socket)
+    while True:
+        message = await acks.receive()
         if message.type == aiohttp.WSMsgType.BINARY:
-            await socket.send_str(json.dumps({"type": "ack", "bytes": len(message.data)}))
+            await acks.received(len(message.data))
+        elif message.type != aiohttp.WSMsgType.TEXT:
+            return
 
 
 async def memory(bench: Bench, service: Service, args: argparse.Namespace) -> list[Row]:

@@ -4,6 +4,8 @@
 #include "desk_pty.h"
 
 #include <errno.h>
+#include <stdint.h>
+#include <string.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -275,4 +277,60 @@ int desk_pty_foreground_pgid(int fd)
     pid_t pgid = tcgetpgrp(fd);
 
     return pgid < 0 ? -errno : (int)pgid;
+}
+
+/* ----- printable ASCII scans ----------------------------------------------------------- */
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the word scans below take the lowest byte of a loaded word as the first"
+#endif
+
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* High bit set in each byte of v that is outside 0x20-0x7e, counting from the lowest byte:
+ * b - 0x20 has it for b < 0x20 (and b >= 0xa0), b + 1 for b >= 0x7f, b itself for b >= 0x80.
+ * A borrow or carry between bytes starts only at a flagged byte and only moves up, so the
+ * lowest flagged byte is exact (higher ones may be false: callers look at the lowest only). */
+static inline uint64_t non_printable_bits(uint64_t v)
+{
+    return ((v - 0x20 * ONES) | (v + ONES) | v) & HIGHS;
+}
+
+static inline int printable(unsigned char b)
+{
+    return b >= 0x20 && b <= 0x7e;
+}
+
+size_t desk_printable_end(const unsigned char *buf, size_t start, size_t end)
+{
+    size_t i = start;
+    uint64_t word, bits;
+
+    while (i + 8 <= end) {
+        memcpy(&word, buf + i, 8); /* an unaligned load */
+        bits = non_printable_bits(word);
+        if (bits)
+            return i + (size_t)(__builtin_ctzll(bits) >> 3);
+        i += 8;
+    }
+    while (i < end && printable(buf[i]))
+        i++;
+    return i;
+}
+
+size_t desk_printable_start(const unsigned char *buf, size_t start, size_t end)
+{
+    size_t i = end;
+    uint64_t word;
+
+    while (i >= start + 8) {
+        memcpy(&word, buf + i - 8, 8);
+        if (non_printable_bits(word))
+            break; /* the flags above the lowest may be false: finish byte by byte */
+        i -= 8;
+    }
+    while (i > start && printable(buf[i - 1]))
+        i--;
+    return i;
 }

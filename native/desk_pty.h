@@ -35,4 +35,13 @@ int desk_pty_resize(int fd, unsigned short cols, unsigned short rows);
 /* Foreground process group of the terminal (tcgetpgrp on the master), or -errno. */
 int desk_pty_foreground_pgid(int fd);
 
+/* Byte scans the PTY host's screen model runs over every output byte (C speed, 8 bytes per
+ * step): printable ASCII means 0x20-0x7e. */
+
+/* The index of the first byte of buf[start:end) that is not printable ASCII, or end. */
+size_t desk_printable_end(const unsigned char *buf, size_t start, size_t end);
+
+/* Where the printable ASCII bytes that end at buf[end - 1] begin (start at the earliest). */
+size_t desk_printable_start(const unsigned char *buf, size_t start, size_t end);
+
 #endif

@@ -32,6 +32,8 @@ ssize_t desk_pty_read(int fd, char *buf, size_t len);
 ssize_t desk_pty_write(int fd, const char *buf, size_t len);
 int desk_pty_resize(int fd, unsigned short cols, unsigned short rows);
 int desk_pty_foreground_pgid(int fd);
+size_t desk_printable_end(const unsigned char *buf, size_t start, size_t end);
+size_t desk_printable_start(const unsigned char *buf, size_t start, size_t end);
 """
 
 

@@ -71,6 +71,8 @@ from __future__ import annotations
 
 import re
 
+from desktop.native.bytescan import printable_end, printable_start
+
 SIMPLE_CSI_FINALS = b"mKGCDXP@`"
 # An ESC not starting a simple CSI (a literal first byte: the regex engine skips ahead fast).
 ESC_NON_SIMPLE = re.compile(rb"\x1b(?!\[[0-9;]*[" + re.escape(SIMPLE_CSI_FINALS) + rb"])")
@@ -148,8 +150,6 @@ def find_cut(data: bytearray, start: int, end: int, line_feeds: int) -> int:
 
 # ----- runs of printable ASCII text ---------------------------------------------------------
 
-# Printable ASCII from a position: a match stops at the first other byte (C speed).
-PRINTABLE = re.compile(rb"[\x20-\x7e]*")
 SIMPLE_CSI_BODY = re.compile(rb"\[[0-9;]*[" + re.escape(SIMPLE_CSI_FINALS) + rb"]")
 ESC = 0x1B
 
@@ -157,26 +157,6 @@ ESC = 0x1B
 def run_keep(cols: int, rows: int) -> int:
     """The part of a run that is always kept (plus length mod cols)."""
     return (2 * rows + 1) * cols
-
-
-def _printable_until(data: bytearray, start: int, end: int) -> int:
-    """The end of the printable bytes from data[start] (at most `end`)."""
-    found = PRINTABLE.match(data, start, end)
-    assert found is not None  # the pattern matches the empty string
-    return found.end()
-
-
-def _run_start(data: bytearray, start: int, position: int, block: int) -> int:
-    """Where the printable bytes ending at data[position - 1] begin (not before `start`)."""
-    high = position
-    while high > start:
-        low = max(start, high - block)
-        backwards = data[low:high][::-1]
-        printable = _printable_until(backwards, 0, len(backwards))
-        if printable < len(backwards):
-            return high - printable
-        high = low
-    return start
 
 
 def long_runs(
@@ -190,11 +170,11 @@ def long_runs(
     runs = []
     probe = start
     while probe + block <= end:
-        if _printable_until(data, probe, probe + block) < probe + block:
+        if printable_end(data, probe, probe + block) < probe + block:
             probe += block
             continue
-        run_end = _printable_until(data, probe + block, end)
-        run_start = _run_start(data, start, probe, block)
+        run_end = printable_end(data, probe + block, end)
+        run_start = printable_start(data, start, probe)
         if run_end - run_start >= min_length:
             runs.append((run_start, run_end))
             if first_only:
