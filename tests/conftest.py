@@ -11,6 +11,40 @@ from pathlib import Path
 import pytest
 
 from desktop.config import Settings, load_settings
+from tests.support.bundle import EARLY_START, BundleBuild
+
+# The session's background bundle build (tests/support/bundle.py), when package tests run.
+BUNDLE_WANTED = pytest.StashKey[bool]()
+BUNDLE_BUILD = pytest.StashKey[BundleBuild]()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    session.config.stash[BUNDLE_WANTED] = any(
+        item.get_closest_marker("package") for item in session.items
+    )
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    config = item.config
+    early = item.path.is_relative_to(EARLY_START) or item.get_closest_marker("package") is not None
+    wanted = config.stash.get(BUNDLE_WANTED, False)
+    if early and wanted and BUNDLE_BUILD not in config.stash:
+        config.stash[BUNDLE_BUILD] = BundleBuild()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    build = session.config.stash.get(BUNDLE_BUILD, None)
+    if build is not None:
+        build.discard()
+
+
+@pytest.fixture(scope="session")
+def bundle_build(request: pytest.FixtureRequest) -> BundleBuild:
+    """The build started early in this session (or now, if nothing started it)."""
+    config = request.config
+    if BUNDLE_BUILD not in config.stash:
+        config.stash[BUNDLE_BUILD] = BundleBuild()
+    return config.stash[BUNDLE_BUILD]
 
 
 @pytest.fixture

@@ -5,16 +5,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
-import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.support.desk import PROJECT, Desk
+from tests.support.bundle import BundleBuild
+from tests.support.desk import Desk
 from tests.support.wait import wait_until
 from tests.support.xvfb import start_xvfb, stop_xvfb
 
@@ -26,33 +23,11 @@ def folder_size(path: Path) -> int:
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    out = tmp_path_factory.mktemp("package")
-    started = time.monotonic()
-    done = subprocess.run(
-        [
-            str(Path(sys.executable).parent / "pyinstaller"),
-            "--noconfirm",
-            "--log-level",
-            "WARN",
-            "--distpath",
-            str(out / "dist"),
-            "--workpath",
-            str(out / "build"),
-            "build.spec",
-        ],
-        cwd=PROJECT,
-        capture_output=True,
-        text=True,
-        timeout=800,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-4000:]
-    folder = out / "dist" / "Desk"
+def bundle(bundle_build: BundleBuild) -> Path:
+    folder, seconds = bundle_build.result()
     size = folder_size(folder)
-    print(f"\nbundle: built in {time.monotonic() - started:.1f}s, {size / 2**20:.0f} MiB")
-    yield folder
-    shutil.rmtree(out, ignore_errors=True)  # ~400 MiB: not worth keeping between runs
+    print(f"\nbundle: built in {seconds:.1f}s (in the background), {size / 2**20:.0f} MiB")
+    return folder
 
 
 def bundle_env(desk: Desk) -> dict[str, str]:
