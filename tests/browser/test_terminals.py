@@ -379,3 +379,36 @@ def test_a_flood_in_one_tab_keeps_typing_in_another_responsive(
     page.keyboard.press("Control+c")
     type_line(page, "echo calm-$((4+4))")
     wait_for_line(page, flood, "calm-8", timeout=60)
+
+
+def test_a_background_flood_waits_while_the_user_types_then_arrives_whole_and_in_order(
+    page: Page, service: Service
+) -> None:
+    numbers = create_shell(service, "numbers")
+    typing = create_shell(service, "typing")
+    open_ui(page, service, 2)
+    wait_attached(page, numbers)
+    wait_attached(page, typing)
+    activate(page, numbers)
+    page.locator(f"#pane-{numbers} .xterm").click()
+    type_line(page, "seq 1 300000; echo numbers-$((1+1))-done")
+    activate(page, typing)
+    page.locator(f"#pane-{typing} .xterm").click()
+    # While keys keep coming, the hidden tab's output waits unparsed (paced-writer.js).
+    held = 0
+    for _ in range(60):
+        page.keyboard.type("x")
+        held = max(held, terminal(page, numbers)["unparsed"])
+        if held:
+            break
+    assert held > 0, "the hidden tab parsed its flood while the user typed"
+    page.keyboard.press("Control+u")
+    type_line(page, "echo typed-$((3+4))")
+    wait_for_line(page, typing, "typed-7")
+    # Once the typing stops, the rest is parsed, whole and in order, though never shown.
+    wait_for_line(page, numbers, "numbers-2-done", timeout=60)
+    assert terminal(page, numbers)["unparsed"] == 0
+    lines = buffer_lines(page, numbers)
+    end = lines.index("numbers-2-done")
+    tail = lines[end - 9000 : end]
+    assert tail == [str(n) for n in range(300000 - 8999, 300001)], tail[:3] + tail[-3:]

@@ -18,6 +18,7 @@ export function installTestHooks({ connection, terminals, chat, isOfflineReady }
     exitCode: tab.link.exitCode,
     epoch: tab.link.epoch,
     cursor: tab.link.cursor,
+    unparsed: tab.writer.pending, // output pieces waiting for idle time (paced-writer.js)
     cols: tab.term.cols,
     rows: tab.term.rows,
     renderer: tab.renderer?.name ?? null,

@@ -57,6 +57,7 @@ export class TerminalManager {
     this.changes = 0
     this.changedAt = new Map() // terminal id -> `changes` when a tab for it came or went
     this.syncs = 0 // lists applied, for tests
+    this.lastInputAt = -Infinity // the user's last key in a terminal (background tabs yield)
     this.host = {
       theme: () => currentTheme(),
       size: () => this.paneSize,
@@ -65,7 +66,10 @@ export class TerminalManager {
       gone: (tab) => this.#remove(tab.id),
       notice: (tab, text) => this.notice(`${tab.title}: ${text}`),
       keyHandler: (event) => !shortcutFor(event),
-      userInput: () => {},
+      userInput: () => {
+        this.lastInputAt = performance.now()
+      },
+      typingAgo: () => performance.now() - this.lastInputAt,
       resized: (tab) => {
         if (tab.id === this.activeId) this.#scheduleResize()
       },
@@ -82,6 +86,8 @@ export class TerminalManager {
     // Marks set while the window was hidden clear once the active tab is seen again.
     document.addEventListener("visibilitychange", () => {
       if (document.visibilityState === "visible") this.tabs.get(this.activeId)?.markSeen()
+      // Nobody types into a hidden page: its background tabs parse without waiting for idle.
+      else for (const tab of this.tabs.values()) tab.writer.flush()
     })
     onThemeChange((theme) => {
       for (const tab of this.tabs.values()) tab.setTheme(theme)

@@ -2,11 +2,13 @@
 // link, and the status derived from both.
 
 import { PtyLink } from "./link.js"
+import { PacedWriter } from "./paced-writer.js"
 import { renderStatusIcon, statusLabel, statusOf } from "./status.js"
 import { attachRenderer, createTerminal, xtermTheme } from "./xterm.js"
 import { attachmentIdFor, loadCursor, saveCursor } from "./storage.js"
 
 const EMPTY = new Uint8Array(0)
+const HIDE_CURSOR = new TextEncoder().encode("\x1b[?25l")
 const RESIZE_QUIET_MS = 500
 // Answers xterm.js gives to queries (DA, DSR/CPR, window reports, OSC colour queries, DCS).
 // eslint-disable-next-line no-control-regex -- escape sequences are what it matches
@@ -52,15 +54,19 @@ export class TerminalTab {
     this.search = search
     this.#buildElements()
 
+    // Out of view while the page is in view: parsed in idle time (see paced-writer.js).
+    this.writer = new PacedWriter(term, () => document.visibilityState === "visible" && !host.isActive(this), {
+      typingAgo: () => host.typingAgo(),
+    })
     this.link = new PtyLink({
       id: this.id,
       attachmentId: attachmentIdFor(this.id),
       observe: Boolean(info.job), // the agent's command: view-only until the user takes control
       sink: {
-        write: (bytes, done) => term.write(bytes, done),
+        write: (bytes, done) => this.writer.write(bytes, done),
         visible: () => host.isActive(this),
         reset: (done) =>
-          term.write(EMPTY, () => {
+          this.writer.write(EMPTY, () => {
             term.reset()
             this.cursorHidden = false
             done()
@@ -235,7 +241,7 @@ export class TerminalTab {
       // stream has ended); a reset by a later replay shows it again, so it is redone then.
       if (!this.cursorHidden && this.link.phase !== "replaying") {
         this.cursorHidden = true
-        this.term.write("\x1b[?25l")
+        this.writer.write(HIDE_CURSOR, () => {})
       }
     }
     if (this.exitEl.hidden === exited) {
@@ -248,6 +254,7 @@ export class TerminalTab {
   /** Called when the tab becomes the visible one. */
   show() {
     this.paneEl.hidden = false
+    this.writer.flush()
     if (!this.opened) {
       this.opened = true
       this.term.open(this.hostEl)
@@ -330,6 +337,7 @@ export class TerminalTab {
     this.disposed = true
     this.resizeObserver?.disconnect()
     this.link.close()
+    this.writer.close()
     this.term.dispose()
     this.tabEl.remove()
     this.paneEl.remove()
