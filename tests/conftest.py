@@ -1,4 +1,5 @@
-"""Fixtures shared by every suite: private temp dirs, settings, a fake UI build."""
+"""Fixtures shared by every suite (private temp dirs, settings, a fake UI build) and the hooks
+that start the package tests' bundle build early (tests/support/bundle.py)."""
 
 from __future__ import annotations
 
