@@ -12,7 +12,7 @@ from typing import Any
 from playwright.sync_api import Page
 
 from desktop.process.liveness import is_alive
-from tests.browser.helpers import ARTIFACTS, wait_attached
+from tests.browser.helpers import ARTIFACTS, create_shell, wait_attached
 from tests.support.chromium import sign_in
 from tests.support.service import ROOT, Service
 from tests.support.wait import wait_until
@@ -33,6 +33,16 @@ def open_ui(page: Page, service: Service, tabs: int) -> None:
     page.wait_for_function(
         "(n) => window.__desk.state().loaded && window.__desk.terminals().length === n", arg=tabs
     )
+
+
+def open_shells(page: Page, service: Service, *titles: str) -> list[str]:
+    """Plain shells titled `titles` (created through the API), and the UI opened with each of
+    them attached as controller; their ids, in order."""
+    ids = [create_shell(service, title) for title in titles]
+    open_ui(page, service, len(ids))
+    for pty_id in ids:
+        wait_attached(page, pty_id)
+    return ids
 
 
 def focus_terminal(page: Page, pty_id: str) -> None:

@@ -16,7 +16,7 @@ from tests.browser.helpers import (
     wait_attached,
     wait_for_line,
 )
-from tests.browser.tab_helpers import focus_terminal, open_ui, shot
+from tests.browser.tab_helpers import focus_terminal, open_shells, open_ui, shot
 from tests.support.service import Service
 from tests.support.wait import wait_until
 
@@ -107,11 +107,7 @@ def test_theme_button_gives_the_keyboard_back_to_the_terminal(page: Page, servic
 def test_ctrl_shift_s_leads_from_the_terminal_to_the_strip_and_enter_back(
     page: Page, service: Service
 ) -> None:
-    first = create_shell(service, "one")
-    second = create_shell(service, "two")
-    open_ui(page, service, 2)
-    wait_attached(page, first)
-    wait_attached(page, second)
+    first, second = open_shells(page, service, "one", "two")
     focus_terminal(page, first)
     # Tab stays in the terminal (a shell completes with it)...
     page.keyboard.press("Tab")

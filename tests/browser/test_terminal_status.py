@@ -20,7 +20,7 @@ from tests.browser.helpers import (
     wait_for_line,
     wait_for_status,
 )
-from tests.browser.tab_helpers import focus_terminal, open_ui, reload_and_attach, shot
+from tests.browser.tab_helpers import focus_terminal, open_shells, open_ui, reload_and_attach, shot
 from tests.support.service import Service
 from tests.support.wait import wait_until
 
@@ -159,11 +159,7 @@ def test_exit_shows_in_the_pane_with_restart_and_close(page: Page, service: Serv
 def test_closing_asks_only_when_a_program_runs_and_cancel_is_the_default(
     page: Page, service: Service
 ) -> None:
-    idle = create_shell(service, "idle")
-    busy = create_shell(service, "busy")
-    open_ui(page, service, 2)
-    wait_attached(page, idle)
-    wait_attached(page, busy)
+    idle, busy = open_shells(page, service, "idle", "busy")
 
     activate(page, busy)
     focus_terminal(page, busy)

@@ -23,18 +23,11 @@ from tests.browser.helpers import (
     wait_for_line,
     wait_for_status,
 )
-from tests.support.chromium import sign_in
+from tests.browser.tab_helpers import focus_terminal, open_shells, open_ui
 from tests.support.service import Service
 from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.browser
-
-
-def open_ui(page: Page, service: Service, tabs: int) -> None:
-    sign_in(page, service)
-    page.wait_for_function(
-        "(n) => window.__desk.state().loaded && window.__desk.terminals().length === n", arg=tabs
-    )
 
 
 def count_lines(page: Page, pty_id: str, line: str) -> int:
@@ -340,11 +333,7 @@ def test_reload_while_the_service_is_down_shows_the_tabs_reconnecting(
 def test_a_flood_in_one_tab_keeps_typing_in_another_responsive(
     page: Page, service: Service
 ) -> None:
-    flood = create_shell(service, "flood")
-    typing = create_shell(service, "typing")
-    open_ui(page, service, 2)
-    wait_attached(page, flood)
-    wait_attached(page, typing)
+    flood, typing = open_shells(page, service, "flood", "typing")
     activate(page, flood)
     page.locator(f"#pane-{flood} .xterm").click()
     type_line(page, "yes | head -c 50000000")
@@ -384,20 +373,16 @@ def test_a_flood_in_one_tab_keeps_typing_in_another_responsive(
 def test_a_background_flood_waits_while_the_user_types_then_arrives_whole_and_in_order(
     page: Page, service: Service, tmp_path: Path
 ) -> None:
-    numbers = create_shell(service, "numbers")
-    typing = create_shell(service, "typing")
-    open_ui(page, service, 2)
-    wait_attached(page, numbers)
-    wait_attached(page, typing)
+    numbers, typing = open_shells(page, service, "numbers", "typing")
     go = tmp_path / "go"
     activate(page, numbers)
-    page.locator(f"#pane-{numbers} .xterm").click()
+    focus_terminal(page, numbers)
     # The flood starts only once the user is typing in the other tab.
     type_line(
         page, f"while [ ! -e {go} ]; do sleep 0.02; done; seq 1 120000; echo numbers-$((1+1))-done"
     )
     activate(page, typing)
-    page.locator(f"#pane-{typing} .xterm").click()
+    focus_terminal(page, typing)
     page.keyboard.type("x")
     go.touch()
     # While keys keep coming, the hidden tab's output waits unparsed (paced-writer.js).

@@ -64,7 +64,6 @@ export class TerminalTab {
       observe: Boolean(info.job), // the agent's command: view-only until the user takes control
       sink: {
         write: (bytes, done) => this.writer.write(bytes, done),
-        visible: () => host.isActive(this),
         reset: (done) =>
           this.writer.write(EMPTY, () => {
             term.reset()
