@@ -1,7 +1,8 @@
 """A test and benchmark hook for the window: what the page reports, and a screenshot.
 
-`DESK_WINDOW_PROBE=<path>` makes the window, once the page reports it is connected (and its
-service worker is ready), write a JSON report to <path> and a PNG screenshot to <path>.png.
+`DESK_WINDOW_PROBE=<path>` makes the window, once the page reports it is connected and ready to
+open offline (its service worker controls it and holds the shell), write a JSON report to <path>
+and a PNG screenshot to <path>.png.
 `DESK_WINDOW_AUTOCLOSE=1` closes the window afterwards. The report never holds the token.
 """
 
@@ -174,7 +175,11 @@ class WindowProbe:
         while True:
             value = _run_json(window, STATE_SCRIPT)
             state = value if isinstance(value, dict) else {}
-            ready = state.get("controlled") or state.get("sw_ready")
+            # Offline-ready: the worker is registered, controls the page and holds the shell, so
+            # a window closed now leaves the next start a worker to open with. UIs without the
+            # flag count a ready worker.
+            offline = (state.get("state") or {}).get("offlineReady")
+            ready = offline if offline is not None else state.get("sw_ready")
             painted = state.get("first_paint") is not None
             # The terminal list has loaded (UIs without that flag count as loaded).
             listed = (state.get("state") or {}).get("loaded") is not False
@@ -183,8 +188,8 @@ class WindowProbe:
                 break
             if time.monotonic() > deadline:
                 errors.append(
-                    "timed out waiting for connected, a ready service worker, the terminal list,"
-                    " the folder bridge and a first paint"
+                    "timed out waiting for connected, an offline-ready service worker,"
+                    " the terminal list, the folder bridge and a first paint"
                 )
                 break
             time.sleep(0.05)
@@ -197,6 +202,9 @@ class WindowProbe:
             **{key: state.get(key) for key in _REPORTED},
             "connected": bool(state.get("connected")),
             "controlled": bool(state.get("controlled")),
+            # The worker served the page's own navigation (not only claimed it afterwards).
+            "controlled_at_load": bool((state.get("state") or {}).get("controlledAtLoad")),
+            "offline_ready": bool((state.get("state") or {}).get("offlineReady")),
             "sw_ready": bool(state.get("sw_ready")),
             "timed_out": timed_out,
             "loaded_ms": round(loaded_ms, 1),

@@ -186,6 +186,13 @@ def _show(settings: Settings, starter: ServiceStarter, gui: Gui) -> int:
     path = geometry_path(settings)
     saved = load_geometry(path)
     tracker = GeometryTracker(saved, path)
+    web_storage = str(ensure_private_dir(storage_path(settings)))
+    # pywebview's Qt backend reads the storage path once, when its module is imported, and
+    # _first_placement imports it (to measure the screen) before webview.start() could set it:
+    # without this a first run kept its web storage (service worker, local storage) in
+    # ~/.pywebview, and the next start began without it.
+    webview._state["storage_path"] = web_storage
+    webview._state["private_mode"] = False
     initial = _first_placement(saved, gui)
     window: Any = webview.create_window(
         TITLE,
@@ -232,7 +239,7 @@ def _show(settings: Settings, starter: ServiceStarter, gui: Gui) -> int:
             open_ui,
             gui=gui,
             private_mode=False,
-            storage_path=str(ensure_private_dir(storage_path(settings))),
+            storage_path=web_storage,
             icon=_icon(),
         )
     finally:

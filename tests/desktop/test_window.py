@@ -53,6 +53,10 @@ def test_window_shows_the_ui_connected_and_quits_clean(window: Window) -> None:
     assert report["errors"] == [], report
     assert report["connected"] is True
     assert report["sw_ready"] is True, "the UI registers its service worker"
+    assert report["offline_ready"] is True, "the first visit leaves the shell to open offline"
+    assert report["controlled_at_load"] is False, "nothing was registered before the first visit"
+    # The first run's web storage is the data dir's (a first run once kept it in ~/.pywebview).
+    assert (window.desk.data_dir / "webview" / "Service Worker" / "Database").is_dir()
     assert report["path"] == "/"
     assert report["token_in_url"] is False, "the login redirect drops the token from the URL"
     # The folder bridge works under the page's CSP: the native folder dialog is offered.
@@ -77,8 +81,8 @@ def test_window_shows_the_ui_connected_and_quits_clean(window: Window) -> None:
     again = window.report()
     assert again["errors"] == [], again
     assert again["connected"] is True
-    assert again["controlled"] is True
-    assert again["origin"] == report["origin"]
+    assert again["origin"] == report["origin"], "the service kept its port, so the page its storage"
+    assert again["controlled_at_load"] is True, again
     assert again["service_pid"] != report["service_pid"]
     assert_nothing_left(window, again)
 

@@ -1,6 +1,9 @@
 // Registers /sw.js and warms the asset cache so the shell can open offline after one visit.
 
 let offlineReady = false
+// Whether the worker served this page's own navigation (it was registered on an earlier visit),
+// as opposed to taking control later through clientsClaim.
+const controlledAtLoad = Boolean(navigator.serviceWorker?.controller)
 // Shared with the worker's navigation route in vite.config.js.
 const SHELL_CACHE = "desk-shell"
 const SHELL_KEY = "/index.html"
@@ -23,6 +26,10 @@ function workerScriptUrl() {
 
 export function isOfflineReady() {
   return offlineReady
+}
+
+export function wasControlledAtLoad() {
+  return controlledAtLoad
 }
 
 function assetUrls() {

@@ -3,6 +3,7 @@
 
 import { listedIds } from "./chat/chat-view.js"
 import { nativeFolderDialog } from "./chat/folder.js"
+import { wasControlledAtLoad } from "./service-worker.js"
 import { groupKeyOf, groupLabel } from "./terminals/groups.js"
 
 export function installTestHooks({ connection, terminals, chat, isOfflineReady }) {
@@ -77,6 +78,7 @@ export function installTestHooks({ connection, terminals, chat, isOfflineReady }
       connected: connection.state === "connected",
       offlineReady: isOfflineReady(),
       controlled: Boolean(navigator.serviceWorker?.controller),
+      controlledAtLoad: wasControlledAtLoad(),
       activeTerminal: terminals.activeId,
       loaded: terminals.loaded,
       synced: terminals.syncs,
