@@ -14,6 +14,7 @@ import asyncio
 import json
 import os
 import select
+import shutil
 import signal
 import statistics
 import subprocess
@@ -27,6 +28,9 @@ import aiohttp
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from ttyd_peer import Ttyd  # noqa: E402
 
 from desktop.native import spawn  # noqa: E402
 
@@ -715,7 +719,7 @@ asyncio.run(main())
     return subprocess.Popen([sys.executable, "-c", code], cwd=str(ROOT))
 
 
-HopRow = tuple[str, str, str, str, str]
+HopRow = tuple[str, str, str, str, str, str]
 ROUNDS = 5
 PAUSE = 0.010
 
@@ -729,23 +733,39 @@ def p50s(rounds: list[list[float]]) -> str:
 
 
 async def hops(bench: Bench, args: argparse.Namespace) -> list[HopRow]:
-    """Desk against the one-hop baseline and the raw PTY read, interleaved in one run."""
+    """Desk against the one-hop baseline, ttyd (when given) and the raw PTY read, interleaved
+    in one run."""
     rows: list[HopRow] = []
     onehop = OneHop(args.baseline_loop)
+    ttyd = Ttyd(args.ttyd) if args.ttyd is not None else None
     try:
         async with aiohttp.ClientSession() as plain:
             # First, before any flood has grown a buffer: the idle footprint.
-            rows.append(await hop_idle_rss(bench, plain, onehop))
-            rows.extend(await hop_throughputs(bench, plain, onehop, args))
-            rows.extend(await hop_echoes(bench, plain, onehop, args))
+            rows.append(await hop_idle_rss(bench, plain, onehop, ttyd))
+            rows.extend(await hop_throughputs(bench, plain, onehop, ttyd, args))
+            rows.extend(await hop_echoes(bench, plain, onehop, ttyd, args))
     finally:
         onehop.stop()
+        if ttyd is not None:
+            ttyd.stop()
     return rows
 
 
-async def hop_idle_rss(bench: Bench, plain: aiohttp.ClientSession, onehop: OneHop) -> HopRow:
-    """RSS of service + PTY host against the one-hop server, each with one idle terminal
-    that a connected client has seen print (the shell's own process is not counted)."""
+def versus(desk: float, one: float, ttyd: float | None) -> str:
+    """The ratio column: Desk against the one-hop baseline and, when measured, ttyd."""
+    text = f"{desk / one:.2f}x one-hop"
+    return text + (f", {desk / ttyd:.2f}x ttyd" if ttyd else "")
+
+
+def shown(value: float | None, digits: int = 1) -> str:
+    return "" if value is None else f"{value:.{digits}f}"
+
+
+async def hop_idle_rss(
+    bench: Bench, plain: aiohttp.ClientSession, onehop: OneHop, ttyd: Ttyd | None
+) -> HopRow:
+    """RSS of service + PTY host against the one-hop server (and ttyd), each with one idle
+    terminal that a connected client has seen print (the shell's own process is not counted)."""
     progress("hops, idle RSS with one terminal")
     command = "echo ready; exec sleep 100000"
     info = await bench.create(command)
@@ -763,6 +783,17 @@ async def hop_idle_rss(bench: Bench, plain: aiohttp.ClientSession, onehop: OneHo
                 raise RuntimeError(f"socket ended: {message}")
             seen += message.data
         onehop_kb = rss_kb(onehop.process.pid)
+    ttyd_kb = None
+    if ttyd is not None:
+        ws = await ttyd.connect(plain, command)
+        seen = b""
+        while b"ready" not in seen:
+            message = await ws.receive()
+            if message.type != aiohttp.WSMsgType.BINARY:
+                raise RuntimeError(f"ttyd socket ended: {message}")
+            seen += message.data
+        ttyd_kb = rss_kb(ttyd.process.pid)
+        await ws.close()
     await socket.close()
     await bench.delete(info["id"])
     desk_kb = service_kb + host_kb
@@ -770,13 +801,18 @@ async def hop_idle_rss(bench: Bench, plain: aiohttp.ClientSession, onehop: OneHo
         "idle RSS, one terminal, MB (desk: service + host)",
         f"{desk_kb / 1024:.1f} ({service_kb / 1024:.1f} + {host_kb / 1024:.1f})",
         f"{onehop_kb / 1024:.1f}",
+        shown(None if ttyd_kb is None else ttyd_kb / 1024),
         "",
-        f"{desk_kb / onehop_kb:.2f}x",
+        versus(desk_kb, onehop_kb, ttyd_kb),
     )
 
 
 async def hop_throughputs(
-    bench: Bench, plain: aiohttp.ClientSession, onehop: OneHop, args: argparse.Namespace
+    bench: Bench,
+    plain: aiohttp.ClientSession,
+    onehop: OneHop,
+    ttyd: Ttyd | None,
+    args: argparse.Namespace,
 ) -> list[HopRow]:
     rows: list[HopRow] = []
     bulk_size = 20 * MB if args.quick else 100 * MB
@@ -787,26 +823,34 @@ async def hop_throughputs(
         (f"seq 1 {seq_count}", seq_command(seq_count)),
     ):
         progress(f"hops, throughput: {name}")
-        ours, base, raw = [], [], []
+        ours, base, peer, raw = [], [], [], []
         for _ in range(args.runs):
             ours.append(rate(*await bench.throughput(command)))
             base.append(rate(*await onehop_throughput(plain, onehop, command)))
+            if ttyd is not None:
+                peer.append(rate(*await ttyd.throughput(plain, command)))
             raw.append(rate(*await asyncio.to_thread(raw_pty_read, command)))
         desk, one, pty = (statistics.median(v) for v in (ours, base, raw))
+        tty = statistics.median(peer) if peer else None
         rows.append(
             (
                 f"throughput, {name}, MB/s",
                 f"{desk:.1f}",
                 f"{one:.1f}",
+                shown(tty),
                 f"{pty:.1f}",
-                f"{desk / one:.2f}x one-hop, {desk / pty:.2f}x raw",
+                f"{versus(desk, one, tty)}, {desk / pty:.2f}x raw",
             )
         )
     return rows
 
 
 async def hop_echoes(
-    bench: Bench, plain: aiohttp.ClientSession, onehop: OneHop, args: argparse.Namespace
+    bench: Bench,
+    plain: aiohttp.ClientSession,
+    onehop: OneHop,
+    ttyd: Ttyd | None,
+    args: argparse.Namespace,
 ) -> list[HopRow]:
     rows: list[HopRow] = []
     samples = 100 if args.quick else 200
@@ -814,20 +858,23 @@ async def hop_echoes(
         progress(f"hops, echo idle, {label}")
         ours: list[list[float]] = []
         base: list[list[float]] = []
+        peer: list[list[float]] = []
         raw: list[list[float]] = []
         for _ in range(ROUNDS):
             ours.append(await bench.echo_latencies(samples, pause))
             base.append(await onehop_echo(plain, onehop, samples, pause))
+            if ttyd is not None:
+                peer.append(await ttyd.echo(plain, samples, pause, ECHO_TIMEOUT))
             raw.append(await asyncio.to_thread(raw_echo_latencies, samples, pause))
-        rows.extend(echo_rows(f"echo idle, {label}", ours, base, raw))
+        rows.extend(echo_rows(f"echo idle, {label}", ours, base, peer, raw))
     progress("hops, echo beside 4 floods read by 4 tabs")
     floods = [await bench.create("exec yes 'flood flood flood'") for _ in range(4)]
     service = bench.service
     desk_readers = flood_readers(service.url, service.token, [f["id"] for f in floods])
-    ours, base = [], []
+    ours, base, peer = [], [], []
     try:
         await asyncio.sleep(1.0)
-        # Interleaved by round: the baseline's floods run only while it is measured.
+        # Interleaved by round: each peer's floods run only while it is measured.
         for _ in range(ROUNDS):
             desk_readers.send_signal(signal.SIGCONT)
             await asyncio.sleep(0.3)
@@ -838,12 +885,18 @@ async def hop_echoes(
             base.append(await onehop_echo(plain, onehop, samples, PAUSE))
             base_readers.kill()
             base_readers.wait()
+            if ttyd is not None:
+                ttyd_readers = ttyd.flood_readers(4, ROOT)
+                await asyncio.sleep(1.0)
+                peer.append(await ttyd.echo(plain, samples, PAUSE, ECHO_TIMEOUT))
+                ttyd_readers.kill()
+                ttyd_readers.wait()
     finally:
         desk_readers.kill()
         desk_readers.wait()
         for flood in floods:
             await bench.delete(flood["id"])
-    rows.extend(echo_rows("echo beside 4 floods (10 ms pause)", ours, base, None))
+    rows.extend(echo_rows("echo beside 4 floods (10 ms pause)", ours, base, peer, None))
     return rows
 
 
@@ -851,19 +904,33 @@ def echo_rows(
     name: str,
     ours: list[list[float]],
     base: list[list[float]],
+    peer: list[list[float]],
     raw: list[list[float]] | None,
 ) -> list[HopRow]:
+    """p50 and p99 over every round's samples, then each round's p50 (drift shows there);
+    `peer` is ttyd's rounds, empty when it was not measured."""
     rows: list[HopRow] = []
-    pooled = [[x for values in group for x in values] for group in (ours, base, raw or [])]
+    pooled = [[x for values in group for x in values] for group in (ours, base, peer, raw or [])]
     for label, fraction in (("p50", 0.5), ("p99", 0.99)):
         desk, one = (percentile_ms(v, fraction) for v in pooled[:2])
-        pty = f"{percentile_ms(pooled[2], fraction):.2f}" if raw else ""
-        rows.append((f"{name}, {label} ms", f"{desk:.2f}", f"{one:.2f}", pty, f"{desk / one:.2f}x"))
+        tty = percentile_ms(pooled[2], fraction) if peer else None
+        pty = f"{percentile_ms(pooled[3], fraction):.2f}" if raw else ""
+        rows.append(
+            (
+                f"{name}, {label} ms",
+                f"{desk:.2f}",
+                f"{one:.2f}",
+                shown(tty, 2),
+                pty,
+                versus(desk, one, tty),
+            )
+        )
     rows.append(
         (
             "  per-round p50s",
             p50s(ours),
             p50s(base),
+            p50s(peer) if peer else "",
             p50s(raw) if raw else "",
             "",
         )
@@ -872,14 +939,14 @@ def echo_rows(
 
 
 def print_hops(rows: list[HopRow], loop: str) -> None:
-    header = ("figure", "desk", f"one-hop ({loop})", "raw PTY", "desk / one-hop")
-    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(5)]
+    header = ("figure", "desk", f"one-hop ({loop})", "ttyd", "raw PTY", "desk / peer")
+    widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(6)]
     line = "  ".join("-" * width for width in widths)
     print(line)
-    print("  ".join(str(header[i]).ljust(widths[i]) for i in range(5)))
+    print("  ".join(str(header[i]).ljust(widths[i]) for i in range(6)))
     print(line)
     for row in rows:
-        print("  ".join(str(row[i]).ljust(widths[i]) for i in range(5)))
+        print("  ".join(str(row[i]).ljust(widths[i]) for i in range(6)))
     print(line)
 
 
@@ -916,6 +983,13 @@ def main(argv: list[str] | None = None) -> int:
         choices=("uvloop", "asyncio"),
         default="uvloop",
         help="event loop of the one-hop baseline server",
+    )
+    parser.add_argument(
+        "--ttyd",
+        type=Path,
+        default=shutil.which("ttyd"),
+        help="a ttyd binary to measure beside in the hops section (default: ttyd on PATH;"
+        " bench/ttyd_peer.py says how to build one)",
     )
     args = parser.parse_args(argv)
     Service.root = args.desk_root.resolve()

@@ -8,6 +8,9 @@ pages in interleaved rounds (Desk, bare, Desk, bare...), with medians and Desk/b
   end marker;
 - keystroke-to-paint latency (keydown to the xterm render that shows the echo), p50/p99,
   typed in the terminal that just flooded (its 10,000-line scrollback full).
+With `--ttyd PATH` (a ttyd binary; bench/ttyd_peer.py says how to build one), ttyd's own page
+and server join the rounds as a third page, as shipped (its renderer, font and 1,000-line
+scrollback), on the same grid.
 Then, for Desk alone:
 - throughput: MB/s that xterm.js parses and renders from a 50 MB flood (`yes | head -c`),
   acks included, in the visible tab and in a background tab, against a baseline measured in
@@ -16,7 +19,7 @@ Then, for Desk alone:
 - keystroke-to-paint latency (keydown to the xterm render that shows the echo, measured in
   the page), p50/p99, idle and while another tab floods.
 
-Usage: .venv/bin/python bench/ui_terminal.py [--mb 50] [--keys 60] [--rounds 3]
+Usage: .venv/bin/python bench/ui_terminal.py [--mb 50] [--keys 60] [--rounds 3] [--ttyd PATH]
 Prints figures; never asserts on time.
 """
 
@@ -36,6 +39,7 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,6 +49,9 @@ from playwright.sync_api import Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from ttyd_peer import Ttyd  # noqa: E402
 
 from desktop.process.liveness import is_alive  # noqa: E402
 from tests.support.chromium import CHROMIUM_ARGS  # noqa: E402
@@ -226,6 +233,47 @@ class BarePage:
 
 BARE_PAGE = ROOT / "bench" / "pages" / "bare-xterm.html"
 BARE_ID = "bare"
+ECHO_PROBE = ROOT / "bench" / "pages" / "echo-latency.js"
+TTYD_ID = "ttyd"
+# window.__desk on ttyd's page, over the `window.term` it exposes: the grid set to Desk's, and
+# its terminal's container named as the other pages name theirs (#pane-<id>), for the clicks.
+TTYD_HOOKS = """([id, cols, rows]) => {
+  const term = window.term
+  term.resize(cols, rows)
+  term.element.parentElement.id = "pane-" + id
+  // A canvas that refuses a 2d context holds WebGL's (the canvases are set up by now).
+  const canvases = [...term.element.querySelectorAll("canvas")]
+  const webgl = canvases.some((canvas) => canvas.getContext("2d") === null)
+  const renderer = webgl ? "webgl" : canvases.length ? "canvas" : "dom"
+  window.__desk = Object.freeze({
+    terminals: () => [
+      { id, phase: "live", renderer, cols: term.cols, rows: term.rows, active: true },
+    ],
+    activate: () => term.focus(),
+    echoLatency: (_, text, options) => window.benchEchoLatency(term, text, options),
+  })
+}"""
+
+
+class TtydPage:
+    """ttyd's server and page, running bash as the other pages do."""
+
+    def __init__(self, binary: Path) -> None:
+        self.server = Ttyd(binary, ["bash", "--norc", "--noprofile"], {"PS1": "$ "})
+
+    def open(self, page: Page, cols: int, rows: int) -> None:
+        page.goto(self.server.url + "/")
+        # Connected once the shell's prompt is on screen.
+        wait_for(
+            page,
+            "() => window.term && window.term.buffer.active.getLine(0)"
+            "?.translateToString(true).startsWith('$')",
+        )
+        page.add_script_tag(path=str(ECHO_PROBE))
+        page.evaluate(TTYD_HOOKS, [TTYD_ID, cols, rows])
+
+    def close(self) -> None:
+        self.server.stop()
 
 
 @dataclass
@@ -250,27 +298,24 @@ def measure_round(page: Page, pty_id: str, args: argparse.Namespace, into: Figur
     into.keys.append(keystroke_latencies(page, pty_id, args.keys))
 
 
-def side_by_side(desk: Figures, bare: Figures, megabytes: int) -> None:
-    rows = [
-        ("flood rendered, MB/s (median)", desk.rate(megabytes), bare.rate(megabytes)),
-        (
-            "keystroke-to-paint p50, ms",
-            statistics.median(desk.pooled()),
-            statistics.median(bare.pooled()),
-        ),
-        (
-            "keystroke-to-paint p99, ms",
-            percentile(desk.pooled(), 0.99),
-            percentile(bare.pooled(), 0.99),
-        ),
+def side_by_side(pages: dict[str, Figures], megabytes: int) -> None:
+    """One column per page (Desk first), then Desk's ratio to each of the others."""
+    figures: list[tuple[str, Callable[[Figures], float]]] = [
+        ("flood rendered, MB/s (median)", lambda f: f.rate(megabytes)),
+        ("keystroke-to-paint p50, ms", lambda f: statistics.median(f.pooled())),
+        ("keystroke-to-paint p99, ms", lambda f: percentile(f.pooled(), 0.99)),
     ]
-    print(f"{'figure':<34}{'desk':>9}{'bare':>9}{'desk/bare':>11}")
-    for name, ours, base in rows:
-        print(f"{name:<34}{ours:>9.2f}{base:>9.2f}{ours / base:>11.2f}")
-    for label, figures in (("desk", desk), ("bare", bare)):
-        floods = " ".join(f"{megabytes / seconds:.2f}" for seconds in figures.floods)
-        p50s = " ".join(f"{statistics.median(samples):.1f}" for samples in figures.keys)
-        print(f"  per round, {label}: flood MB/s {floods}; keystroke p50 ms {p50s}")
+    desk, *peers = pages
+    header = f"{'figure':<34}" + "".join(f"{name:>9}" for name in pages)
+    print(header + "".join(f"{'desk/' + name:>11}" for name in peers))
+    for label, measure in figures:
+        values = {name: measure(figures_) for name, figures_ in pages.items()}
+        line = f"{label:<34}" + "".join(f"{value:>9.2f}" for value in values.values())
+        print(line + "".join(f"{values[desk] / values[name]:>11.2f}" for name in peers))
+    for name, figures_ in pages.items():
+        floods = " ".join(f"{megabytes / seconds:.2f}" for seconds in figures_.floods)
+        p50s = " ".join(f"{statistics.median(samples):.1f}" for samples in figures_.keys)
+        print(f"  per round, {name}: flood MB/s {floods}; keystroke p50 ms {p50s}")
 
 
 def main() -> int:
@@ -278,7 +323,13 @@ def main() -> int:
     parser.add_argument("--mb", type=int, default=50, help="flood size in MB")
     parser.add_argument("--keys", type=int, default=60, help="keystrokes per latency run")
     parser.add_argument(
-        "--rounds", type=int, default=3, help="interleaved rounds of Desk and the bare page"
+        "--rounds", type=int, default=3, help="interleaved rounds of Desk and the peer pages"
+    )
+    parser.add_argument(
+        "--ttyd",
+        type=Path,
+        default=shutil.which("ttyd"),
+        help="a ttyd binary whose page joins the rounds (default: ttyd on PATH)",
     )
     args = parser.parse_args()
     if not (ROOT / "web" / "dist" / "index.html").is_file():
@@ -286,7 +337,8 @@ def main() -> int:
         return 2
     service = Service()
     bare_server = BarePage()
-    desk, bare = Figures(), Figures()
+    ttyd_server = TtydPage(args.ttyd) if args.ttyd is not None else None
+    desk, bare, ttyd = Figures(), Figures(), Figures()
     try:
         ids = [
             service.request("POST", "/api/pty", {**SHELL, "title": f"bench-{n}"})["id"]
@@ -309,11 +361,18 @@ def main() -> int:
             bare_page = browser.new_page(viewport={"width": 1280, "height": 800})
             bare_server.open(bare_page, int(shown["cols"]), int(shown["rows"]))
             bare_info = bare_page.evaluate("() => window.__desk.terminals()[0]")
+            ttyd_page = None
+            if ttyd_server is not None:
+                ttyd_page = browser.new_page(viewport={"width": 1280, "height": 800})
+                ttyd_server.open(ttyd_page, int(shown["cols"]), int(shown["rows"]))
+                ttyd_info = ttyd_page.evaluate("() => window.__desk.terminals()[0]")
 
             for round_ in range(args.rounds):
                 print(f"round {round_ + 1}/{args.rounds}", file=sys.stderr, flush=True)
                 measure_round(page, visible, args, desk)
                 measure_round(bare_page, BARE_ID, args, bare)
+                if ttyd_page is not None:
+                    measure_round(ttyd_page, TTYD_ID, args, ttyd)
 
             # Desk alone: a background tab's flood, and typing in another tab meanwhile.
             page.bring_to_front()
@@ -329,6 +388,8 @@ def main() -> int:
             browser.close()
     finally:
         bare_server.close()
+        if ttyd_server is not None:
+            ttyd_server.close()
         service.close()
 
     mb = args.mb
@@ -337,8 +398,13 @@ def main() -> int:
         f"grid {bare_info['cols']}x{bare_info['rows']} in both; {args.rounds} rounds, "
         f"{mb} MB floods, {args.keys} keystrokes per round"
     )
-    print("Desk's page against the bare xterm.js page on the one-hop server, interleaved:")
-    side_by_side(desk, bare, mb)
+    pages = {"desk": desk, "bare": bare}
+    if ttyd_server is not None:
+        grid = f"{ttyd_info['cols']}x{ttyd_info['rows']}"
+        print(f"ttyd's page: renderer {ttyd_info['renderer']}, grid {grid}")
+        pages["ttyd"] = ttyd
+    print("Desk's page against the bare xterm.js page on the one-hop server (and ttyd's page):")
+    side_by_side(pages, mb)
     print("Desk alone:")
     print(
         f"baseline (WebSocket client, no rendering): {mb / baseline:8.1f} MB/s  ({baseline:.2f} s)"
