@@ -3,7 +3,7 @@
 The `event` table is the source of truth for sessions; `session`, `message` and the claim
 columns are its projection (plus the claim, which the runner sets), `inbox` holds input
 not yet taken by the runner, and `kv` holds small durable markers such as
-`job.background/<notification id>`.
+`job.background/<notification id>` and settled jobs' records `job.record/<session>/<job>`.
 """
 
 from __future__ import annotations

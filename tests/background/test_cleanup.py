@@ -20,9 +20,11 @@ from desktop.ptyhost.launcher import ensure_host
 from desktop.ptyhost.protocol import PtyHostError
 from desktop.session.background.cleanup import JobCleanup
 from desktop.session.background.markers import Marker, MarkerStore, ShellRecovery
+from desktop.session.background.records import RecordStore
 from desktop.session.background.registry import JobRegistry
 from desktop.session.bus import DurableBus, draft
 from desktop.session.jobs_client import ShellJobs
+from desktop.store import sessions as q
 from desktop.store.log import now_ms
 from desktop.tools.shell import JobState
 from tests.background.conftest import Stores, create_session
@@ -268,3 +270,40 @@ def test_a_retention_that_is_not_a_positive_number_is_a_clear_start_up_error(
     assert done.returncode == 2
     assert "DESK_JOB_RETENTION must be a" in done.stderr
     assert done.stdout == ""
+
+
+def record(job_id: str, completed: int) -> dict[str, Any]:
+    return {
+        "id": job_id,
+        "type": "shell",
+        "title": "echo " + job_id,
+        "status": "completed",
+        "background": False,
+        "time": {"started": completed - 5, "completed": completed},
+        "notification_id": None,
+    }
+
+
+async def test_job_records_go_after_the_retention_with_their_session_or_when_damaged(
+    stores: Stores,
+) -> None:
+    bus = await stores.open()
+    await create_session(bus, SID)
+    records = RecordStore(bus.store)
+    now = now_ms()
+    await records.put(SID, record("job:young", now))
+    await records.put(SID, record("job:old", now - int((DAY + 60) * 1000)))
+    await records.put("ses_gone", record("job:orphan", now))
+    await bus.store.run(
+        lambda: q.kv_set(bus.store.connection(), f"job.record/{SID}/job:bad", {"id": 7}, now)
+    )
+    # A damaged row is never listed, and never stops the others from being.
+    assert [j["id"] for j in await records.of_session(SID)] == ["job:old", "job:young"]
+
+    cleanup = JobCleanup(
+        bus, JobRegistry(MarkerStore(bus.store)), None, retention=DAY, records=records
+    )
+    assert await cleanup.expire_records() == 3
+    assert [j["id"] for j in await records.of_session(SID)] == ["job:young"]
+    assert await records.of_session("ses_gone") == []
+    assert await cleanup.expire_records() == 0

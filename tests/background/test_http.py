@@ -5,10 +5,12 @@ its real output reaches the model exactly once, in requests a strict provider ac
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import random
 import signal
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -376,4 +378,55 @@ async def test_a_foreground_command_moved_to_the_background_notifies_once_when_d
         assert fake.invalid_count == 0
     finally:
         await asyncio.to_thread(served.kill)
+        await stop_host(settings)
+
+
+def recorded_jobs(settings: Settings) -> int:
+    """Settled-job records in the real database file (records.py)."""
+    with contextlib.closing(sqlite3.connect(settings.database_path)) as db:
+        (count,) = db.execute("SELECT count(*) FROM kv WHERE key LIKE 'job.record/%'").fetchone()
+    return int(count)
+
+
+async def test_ended_jobs_stay_in_the_jobs_list_after_a_kill_9_of_the_service(
+    settings: Settings, fake: FakeProvider, tmp_path: Path
+) -> None:
+    fake.script(
+        tool_call_reply(Call("call_one", "shell", {"command": "echo one-$((0+1))"})),
+        text_reply("First done."),
+        tool_call_reply(Call("call_two", "shell", {"command": "echo two-$((1+1))"})),
+        text_reply("Second done."),
+    )
+    first = await asyncio.to_thread(serve, settings)
+    second: Served | None = None
+    try:
+        sid = (await call(first, "POST", "/api/session", {"directory": str(tmp_path)}))["id"]
+        await call(first, "POST", f"/api/session/{sid}/prompt", {"text": "run one"})
+
+        async def answered(served: Served, text: str) -> bool:
+            messages = await call(served, "GET", f"/api/session/{sid}/message?limit=200")
+            return text in texts(messages)
+
+        await eventually(lambda: answered(first, "First done."), "the first answer")
+        (ended,) = await call(first, "GET", f"/api/session/{sid}/jobs")
+        assert (ended["status"], ended["call_id"]) == ("completed", "call_one")
+        await eventually(
+            lambda: asyncio.to_thread(lambda: recorded_jobs(settings) == 1), "the job's record"
+        )
+        await asyncio.to_thread(first.kill)
+
+        second = await asyncio.to_thread(serve, settings)
+        # The successor never ran it, yet lists it as it was, with its tab for the links.
+        assert await call(second, "GET", f"/api/session/{sid}/jobs") == [ended]
+        await call(second, "POST", f"/api/session/{sid}/prompt", {"text": "run two"})
+        await eventually(lambda: answered(second, "Second done."), "the second answer")
+        jobs = await call(second, "GET", f"/api/session/{sid}/jobs")
+        assert [j["call_id"] for j in jobs] == ["call_one", "call_two"], "oldest first"
+        assert jobs[0] == ended
+        assert jobs[1]["status"] == "completed"
+        assert fake.invalid_count == 0
+    finally:
+        for served in (first, second):
+            if served is not None:
+                await asyncio.to_thread(served.kill)
         await stop_host(settings)

@@ -5,7 +5,9 @@ call moves to the background, and a job's card opens its terminal tab view-only.
 
 from __future__ import annotations
 
+import contextlib
 import re
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -268,3 +270,28 @@ def test_a_job_that_ends_while_the_service_is_down_is_not_left_running_after_the
     card.locator(".notice-kind").click()
     expect(card.locator(".notice-output")).to_contain_text("late-42")
     assert fake_provider.invalid_count == 0
+
+
+def test_an_ended_job_stays_in_the_panel_after_a_kill_9_of_the_service_and_a_reload(
+    page: Page, agent_service: Service, fake_provider: ThreadedFakeProvider
+) -> None:
+    call = shell_call("echo kept-$((40+2))", background=False)
+    agent_runs(page, agent_service, fake_provider, tool_call_reply(call), "ran it")
+    row = job_row(page)
+    expect(row).to_have_attribute("data-status", "completed", timeout=15000)
+    expect(page.locator(".msg-assistant").last).to_contain_text("ran it", timeout=15000)
+    database = agent_service.data_dir / "desk.sqlite3"
+
+    def recorded() -> bool:
+        with contextlib.closing(sqlite3.connect(database)) as db:
+            query = "SELECT count(*) FROM kv WHERE key LIKE 'job.record/%'"
+            return bool(db.execute(query).fetchone()[0])
+
+    wait_until(recorded, what="the ended job's record")
+    agent_service.kill()
+    agent_service.start()
+    page.reload()
+    row = job_row(page)
+    expect(row).to_have_attribute("data-status", "completed", timeout=15000)
+    expect(row.locator(".job-title")).to_have_text("echo kept-$((40+2))")
+    expect(page.locator(".jobs-panel .job")).to_have_count(1)

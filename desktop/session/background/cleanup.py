@@ -33,6 +33,7 @@ from typing import Protocol
 from desktop.ptyhost.protocol import PtyHostError
 from desktop.ptyhost.validation import parse_job_key
 from desktop.session.background.markers import ShellRecovery
+from desktop.session.background.records import RecordStore
 from desktop.session.background.registry import JobRegistry
 from desktop.session.background.tasks import OwnedTasks
 from desktop.session.bus import DurableBus
@@ -71,11 +72,13 @@ class JobCleanup:
         host: CleanupHost | None,
         *,
         retention: float,
+        records: RecordStore | None = None,
         clock: Callable[[], int] = now_ms,
     ) -> None:
         self.store = bus.store
         self.jobs = jobs
         self.host = host
+        self.records = records
         self.retention = retention
         self.every = sweep_interval(retention)
         self._clock = clock
@@ -98,7 +101,18 @@ class JobCleanup:
                 await self.sweep()
             except Exception:  # a failed sweep (host gone mid-way, say) waits for the next
                 _log.warning("job cleanup sweep failed", exc_info=True)
+            try:
+                await self.expire_records()
+            except Exception:
+                _log.warning("job record cleanup failed", exc_info=True)
             await asyncio.sleep(self.every)
+
+    async def expire_records(self) -> int:
+        """Remove the settled-job records (records.py) past the retention or of sessions that
+        are gone, as the sweep removes their terminals; how many went."""
+        if self.records is None:
+            return 0
+        return await self.records.expire(int(self._clock() - self.retention * 1000))
 
     # ----- the sweep -----------------------------------------------------------------------
 

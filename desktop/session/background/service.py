@@ -30,6 +30,7 @@ from desktop.session.background.markers import (
     ShellRecovery,
     SubagentRecovery,
 )
+from desktop.session.background.records import RecordStore
 from desktop.session.background.recovery import (
     BackgroundRecovery,
     Runner,
@@ -72,6 +73,12 @@ def job_json(info: JobInfo) -> dict[str, Any]:
     return out
 
 
+def _started(job: dict[str, Any]) -> float:
+    """Sort key: start time, unknown (a marker's job) last."""
+    started = job["time"].get("started")
+    return float(started) if isinstance(started, int | float) else float("inf")
+
+
 def marker_json(marker: Marker) -> dict[str, Any]:
     """A job known only by its marker (its notice is still owed)."""
     r = marker.recovery
@@ -100,15 +107,22 @@ class BackgroundWork:
         self.runner = runner
         self.host = host
         self.jobs = JobRegistry(MarkerStore(bus.store), on_change=self._job_changed)
+        self.records = RecordStore(bus.store)
         self.recovery = BackgroundRecovery(bus, self.jobs, runner, host=host)
-        self.cleanup = JobCleanup(bus, self.jobs, cleanup_host, retention=retention)
+        self.cleanup = JobCleanup(
+            bus, self.jobs, cleanup_host, retention=retention, records=self.records
+        )
         self._tasks = OwnedTasks(_log, "a background notice failed")
 
     def _job_changed(self, info: JobInfo) -> None:
-        """Every change of a session's job reaches the page as `session.job.updated`."""
+        """Every change of a session's job reaches the page as `session.job.updated`; a
+        settled job's is also recorded, so the list shows it after a restart (records.py)."""
         session_id = info.metadata.get("session_id")
         if isinstance(session_id, str):
-            self.bus.broadcast(session_id, "session.job.updated", {"job": job_json(info)})
+            job = job_json(info)
+            self.bus.broadcast(session_id, "session.job.updated", {"job": job})
+            if info.status != "running":
+                self._spawn(self.records.put(session_id, job))
 
     def _spawn(self, work: Awaitable[None]) -> None:
         self._tasks.spawn(work)
@@ -249,12 +263,18 @@ class BackgroundWork:
     # ----- the routes ------------------------------------------------------------------------
 
     async def jobs_of(self, session_id: str) -> list[dict[str, Any]]:
+        """This process's jobs of the session, then the settled ones of earlier processes
+        (records), then work known only by its marker; oldest first."""
         listed = [job_json(i) for i in self.jobs.jobs(session_id)]
         known = {j["id"] for j in listed}
+        for job in await self.records.of_session(session_id):
+            if job["id"] not in known:
+                listed.append(job)
+                known.add(job["id"])
         for marker in await self.jobs.pending_background():
             if marker.recovery.session == session_id and marker.id not in known:
                 listed.append(marker_json(marker))
-        return listed
+        return sorted(listed, key=_started)
 
     async def cancel(self, session_id: str, job_id: str) -> dict[str, Any]:
         info = self.jobs.get(job_id)
