@@ -17,13 +17,14 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from desktop.session.background.markers import STATUSES
 from desktop.store import log
 from desktop.store import sessions as q
 from desktop.store.db import Store
 
 PREFIX = "job.record/"
-SETTLED = ("completed", "error", "cancelled")
-TYPES = ("shell", "subagent")
+SETTLED = tuple(status for status in STATUSES if status != "running")
+TYPES = ("shell", "subagent")  # the registry's job kinds (markers' recovery kinds)
 
 
 def key(session_id: str, job_id: str) -> str:
