@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from ttyd_peer import Ttyd  # noqa: E402
+from ttyd_peer import Ttyd, flood_readers_process  # noqa: E402
 
 from desktop.native import spawn  # noqa: E402
 
@@ -704,19 +704,17 @@ async def onehop_echo(
 
 def onehop_flood_readers(onehop: OneHop, count: int) -> subprocess.Popen[bytes]:
     """A separate process with `count` tabs of the baseline, each reading a `yes` flood."""
-    url = onehop.ws_url("exec yes 'flood flood flood'")
-    code = f"""
-import asyncio, aiohttp
-async def tab(session):
-    async with session.ws_connect({url!r}, max_msg_size=0) as ws:
-        async for message in ws:
-            pass
-async def main():
-    async with aiohttp.ClientSession() as session:
-        await asyncio.gather(*(tab(session) for _ in range({count})))
-asyncio.run(main())
-"""
-    return subprocess.Popen([sys.executable, "-c", code], cwd=str(ROOT))
+    return flood_readers_process(onehop.ws_url("exec yes 'flood flood flood'"), count, ROOT)
+
+
+async def read_until(ws: aiohttp.ClientWebSocketResponse, text: bytes) -> None:
+    """Read a peer's socket until its output has shown `text`."""
+    seen = b""
+    while text not in seen:
+        message = await ws.receive()
+        if message.type != aiohttp.WSMsgType.BINARY:
+            raise RuntimeError(f"socket ended: {message}")
+        seen += message.data
 
 
 HopRow = tuple[str, str, str, str, str, str]
@@ -776,22 +774,12 @@ async def hop_idle_rss(
     service_kb = rss_kb(bench.service.process.pid)
     host_kb = rss_kb(bench.service.host_pid())
     async with plain.ws_connect(onehop.ws_url(command), max_msg_size=0) as ws:
-        seen = b""
-        while b"ready" not in seen:
-            message = await ws.receive()
-            if message.type != aiohttp.WSMsgType.BINARY:
-                raise RuntimeError(f"socket ended: {message}")
-            seen += message.data
+        await read_until(ws, b"ready")
         onehop_kb = rss_kb(onehop.process.pid)
     ttyd_kb = None
     if ttyd is not None:
         ws = await ttyd.connect(plain, command)
-        seen = b""
-        while b"ready" not in seen:
-            message = await ws.receive()
-            if message.type != aiohttp.WSMsgType.BINARY:
-                raise RuntimeError(f"ttyd socket ended: {message}")
-            seen += message.data
+        await read_until(ws, b"ready")
         ttyd_kb = rss_kb(ttyd.process.pid)
         await ws.close()
     await socket.close()

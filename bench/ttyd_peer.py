@@ -119,11 +119,25 @@ class Ttyd:
     def flood_readers(self, count: int, cwd: Path) -> subprocess.Popen[bytes]:
         """A separate process with `count` ttyd tabs, each reading a `yes` flood."""
         url = self.ws_url("exec yes 'flood flood flood'")
-        code = f"""
+        return flood_readers_process(url, count, cwd, protocols=("tty",), hello=HELLO)
+
+
+def flood_readers_process(
+    url: str,
+    count: int,
+    cwd: Path,
+    *,
+    protocols: tuple[str, ...] = (),
+    hello: str | None = None,
+) -> subprocess.Popen[bytes]:
+    """A separate process with `count` WebSocket clients of `url` that read everything (after
+    sending `hello`, when given): the tabs beside which bench/terminals.py measures echoes."""
+    greet = f"await ws.send_str({hello!r})" if hello is not None else "pass"
+    code = f"""
 import asyncio, aiohttp
 async def tab(session):
-    async with session.ws_connect({url!r}, protocols=("tty",), max_msg_size=0) as ws:
-        await ws.send_str({HELLO!r})
+    async with session.ws_connect({url!r}, protocols={protocols!r}, max_msg_size=0) as ws:
+        {greet}
         async for message in ws:
             pass
 async def main():
@@ -131,4 +145,4 @@ async def main():
         await asyncio.gather(*(tab(session) for _ in range({count})))
 asyncio.run(main())
 """
-        return subprocess.Popen([sys.executable, "-c", code], cwd=str(cwd))
+    return subprocess.Popen([sys.executable, "-c", code], cwd=str(cwd))
