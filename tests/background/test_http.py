@@ -416,8 +416,11 @@ async def test_ended_jobs_stay_in_the_jobs_list_after_a_kill_9_of_the_service(
         await asyncio.to_thread(first.kill)
 
         second = await asyncio.to_thread(serve, settings)
-        # The successor never ran it, yet lists it as it was, with its tab for the links.
+        # The successor never ran it, yet lists it as it was, with its tab for the links, and
+        # a cancel answers it as it is (as for any settled job).
         assert await call(second, "GET", f"/api/session/{sid}/jobs") == [ended]
+        cancel = f"/api/session/{sid}/jobs/{ended['id']}/cancel"
+        assert await call(second, "POST", cancel) == ended
         await call(second, "POST", f"/api/session/{sid}/prompt", {"text": "run two"})
         await eventually(lambda: answered(second, "Second done."), "the second answer")
         jobs = await call(second, "GET", f"/api/session/{sid}/jobs")

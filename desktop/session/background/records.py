@@ -89,6 +89,11 @@ class RecordStore:
 
         await self.store.run(run)
 
+    async def get(self, session_id: str, job_id: str) -> dict[str, Any] | None:
+        return await self.store.run(
+            lambda: decode(q.kv_get(self.store.connection(), key(session_id, job_id)))
+        )
+
     async def of_session(self, session_id: str) -> list[dict[str, Any]]:
         return await self.store.run(lambda: of_session(self.store.connection(), session_id))
 

@@ -279,6 +279,9 @@ class BackgroundWork:
     async def cancel(self, session_id: str, job_id: str) -> dict[str, Any]:
         info = self.jobs.get(job_id)
         if info is None or info.metadata.get("session_id") != session_id:
+            recorded = await self.records.get(session_id, job_id)
+            if recorded is not None:
+                return recorded  # settled in an earlier process: answered as it is
             raise job_not_found(session_id, job_id)
         if info.type == "shell" and info.status == "running" and self.host is not None:
             # Kill the command first, so "cancelled" is what really happened to it.
