@@ -5,12 +5,10 @@ its real output reaches the model exactly once, in requests a strict provider ac
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import random
 import signal
-import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -25,6 +23,7 @@ from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_cal
 from tests.support.host import stop_host
 from tests.support.service import Service as Served
 from tests.support.service import serve
+from tests.support.sessions import recorded_jobs
 
 DEADLINE = 30.0
 
@@ -64,6 +63,14 @@ async def eventually(check: Any, what: str) -> Any:
         await asyncio.sleep(0.05)
 
 
+async def answered(served: Served, sid: str, text: str) -> list[dict[str, Any]] | None:
+    """The session's messages once an assistant message says `text` (None before)."""
+    messages: list[dict[str, Any]] = await call(
+        served, "GET", f"/api/session/{sid}/message?limit=200"
+    )
+    return messages if text in texts(messages) else None
+
+
 def texts(messages: list[dict[str, Any]]) -> list[str]:
     out = []
     for m in messages:
@@ -88,11 +95,7 @@ async def test_a_background_command_outliving_a_kill_9_notifies_once_with_its_re
         sid = (await call(first, "POST", "/api/session", {"directory": str(tmp_path)}))["id"]
         await call(first, "POST", f"/api/session/{sid}/prompt", {"text": "run it in background"})
 
-        async def answered(served: Served, text: str) -> list[dict[str, Any]] | None:
-            messages = await call(served, "GET", f"/api/session/{sid}/message?limit=200")
-            return messages if text in texts(messages) else None
-
-        await eventually(lambda: answered(first, "Started it."), "the first answer")
+        await eventually(lambda: answered(first, sid, "Started it."), "the first answer")
         (job,) = await call(first, "GET", f"/api/session/{sid}/jobs")
         assert (job["type"], job["status"], job["background"]) == ("shell", "running", True)
         await asyncio.to_thread(first.kill)
@@ -103,7 +106,7 @@ async def test_a_background_command_outliving_a_kill_9_notifies_once_with_its_re
         assert adopted["status"] == "running"
         await asyncio.to_thread(gate.touch)
         messages = await eventually(
-            lambda: answered(second, "It printed bg-42."), "the notice's turn"
+            lambda: answered(second, sid, "It printed bg-42."), "the notice's turn"
         )
         notices = [m for m in messages if m["type"] == "synthetic" and "bg-42" in m["text"]]
         assert len(notices) == 1
@@ -142,10 +145,7 @@ async def test_a_background_command_killed_with_the_pty_host_is_reported_cancell
             )
             return found
 
-        async def answered(served: Served, text: str) -> bool:
-            return text in texts(await messages(served))
-
-        await eventually(lambda: answered(first, "Started it."), "the first answer")
+        await eventually(lambda: answered(first, sid, "Started it."), "the first answer")
         await asyncio.to_thread(first.kill)
         registration = read_host_registration(settings)
         assert registration is not None
@@ -164,7 +164,7 @@ async def test_a_background_command_killed_with_the_pty_host_is_reported_cancell
         assert 'state="cancelled"' in notice["text"]
         assert len(fake.requests) == 2  # admitted without waking the idle session
         await call(second, "POST", f"/api/session/{sid}/prompt", {"text": "what happened?"})
-        await eventually(lambda: answered(second, "Noted."), "the next turn")
+        await eventually(lambda: answered(second, sid, "Noted."), "the next turn")
         assert len(await notices()) == 1
         sent = json.dumps(fake.requests[2].body["messages"])
         assert sent.count("Command cancelled because the server restarted") == 1
@@ -361,16 +361,14 @@ async def test_a_foreground_command_moved_to_the_background_notifies_once_when_d
         assert moved["id"] == job["id"]
         assert moved["background"] is True
 
-        async def answered(text: str) -> list[dict[str, Any]] | None:
-            messages: list[dict[str, Any]] = await call(
-                served, "GET", f"/api/session/{sid}/message?limit=200"
-            )
-            return messages if text in texts(messages) else None
-
-        await eventually(lambda: answered("It runs in the background now."), "the turn goes on")
+        await eventually(
+            lambda: answered(served, sid, "It runs in the background now."), "the turn goes on"
+        )
         assert len(fake.requests) == 2
         await asyncio.to_thread(gate.touch)
-        messages = await eventually(lambda: answered("It printed moved-42."), "the notice")
+        messages = await eventually(
+            lambda: answered(served, sid, "It printed moved-42."), "the notice"
+        )
         notices = [m for m in messages if m["type"] == "synthetic"]
         assert len(notices) == 1
         assert "moved-42" in notices[0]["text"]
@@ -379,13 +377,6 @@ async def test_a_foreground_command_moved_to_the_background_notifies_once_when_d
     finally:
         await asyncio.to_thread(served.kill)
         await stop_host(settings)
-
-
-def recorded_jobs(settings: Settings) -> int:
-    """Settled-job records in the real database file (records.py)."""
-    with contextlib.closing(sqlite3.connect(settings.database_path)) as db:
-        (count,) = db.execute("SELECT count(*) FROM kv WHERE key LIKE 'job.record/%'").fetchone()
-    return int(count)
 
 
 async def test_ended_jobs_stay_in_the_jobs_list_after_a_kill_9_of_the_service(
@@ -403,15 +394,12 @@ async def test_ended_jobs_stay_in_the_jobs_list_after_a_kill_9_of_the_service(
         sid = (await call(first, "POST", "/api/session", {"directory": str(tmp_path)}))["id"]
         await call(first, "POST", f"/api/session/{sid}/prompt", {"text": "run one"})
 
-        async def answered(served: Served, text: str) -> bool:
-            messages = await call(served, "GET", f"/api/session/{sid}/message?limit=200")
-            return text in texts(messages)
-
-        await eventually(lambda: answered(first, "First done."), "the first answer")
+        await eventually(lambda: answered(first, sid, "First done."), "the first answer")
         (ended,) = await call(first, "GET", f"/api/session/{sid}/jobs")
         assert (ended["status"], ended["call_id"]) == ("completed", "call_one")
         await eventually(
-            lambda: asyncio.to_thread(lambda: recorded_jobs(settings) == 1), "the job's record"
+            lambda: asyncio.to_thread(lambda: recorded_jobs(settings.database_path) == 1),
+            "the job's record",
         )
         await asyncio.to_thread(first.kill)
 
@@ -422,7 +410,7 @@ async def test_ended_jobs_stay_in_the_jobs_list_after_a_kill_9_of_the_service(
         cancel = f"/api/session/{sid}/jobs/{ended['id']}/cancel"
         assert await call(second, "POST", cancel) == ended
         await call(second, "POST", f"/api/session/{sid}/prompt", {"text": "run two"})
-        await eventually(lambda: answered(second, "Second done."), "the second answer")
+        await eventually(lambda: answered(second, sid, "Second done."), "the second answer")
         jobs = await call(second, "GET", f"/api/session/{sid}/jobs")
         assert [j["call_id"] for j in jobs] == ["call_one", "call_two"], "oldest first"
         assert jobs[0] == ended

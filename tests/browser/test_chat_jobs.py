@@ -5,9 +5,7 @@ call moves to the background, and a job's card opens its terminal tab view-only.
 
 from __future__ import annotations
 
-import contextlib
 import re
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -18,6 +16,7 @@ from tests.browser.helpers import buffer_lines, terminal, wait_attached
 from tests.support.fake_provider import Call, Reply, text_reply, tool_call_reply
 from tests.support.fake_provider_thread import ThreadedFakeProvider
 from tests.support.service import Service
+from tests.support.sessions import recorded_jobs
 from tests.support.wait import wait_until
 
 __all__ = ["_test_hooks"]
@@ -281,13 +280,7 @@ def test_an_ended_job_stays_in_the_panel_after_a_kill_9_of_the_service_and_a_rel
     expect(row).to_have_attribute("data-status", "completed", timeout=15000)
     expect(page.locator(".msg-assistant").last).to_contain_text("ran it", timeout=15000)
     database = agent_service.data_dir / "desk.sqlite3"
-
-    def recorded() -> bool:
-        with contextlib.closing(sqlite3.connect(database)) as db:
-            query = "SELECT count(*) FROM kv WHERE key LIKE 'job.record/%'"
-            return bool(db.execute(query).fetchone()[0])
-
-    wait_until(recorded, what="the ended job's record")
+    wait_until(lambda: recorded_jobs(database) == 1, what="the ended job's record")
     agent_service.kill()
     agent_service.start()
     page.reload()

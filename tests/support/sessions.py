@@ -1,12 +1,15 @@
 """Shared helpers for session tests: event builders covering every durable type, a store
-opened on the calling thread, publishing with the bus's transaction rules, and replay."""
+opened on the calling thread, publishing with the bus's transaction rules, replay, and the
+count of job records in a database file."""
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from pathlib import Path
 from typing import Any
 
+from desktop.session.background import records
 from desktop.session.bus import Draft, apply, draft, replay
 from desktop.session.errors import ProjectionError, SessionError
 from desktop.store import log
@@ -154,3 +157,11 @@ async def table_counts(app: Any) -> dict[str, int]:
         }
 
     return await store.run(read)  # type: ignore[no-any-return]
+
+
+def recorded_jobs(database: Path) -> int:
+    """Settled-job records (desktop/session/background/records.py) in a real database file."""
+    with contextlib.closing(sqlite3.connect(database)) as db:
+        query = "SELECT count(*) FROM kv WHERE substr(key, 1, ?) = ?"
+        (count,) = db.execute(query, (len(records.PREFIX), records.PREFIX)).fetchone()
+    return int(count)

@@ -1,6 +1,6 @@
 import "./styles.css"
 import { ServiceConnection, STATES } from "./connection.js"
-import { isOfflineReady, registerServiceWorker } from "./service-worker.js"
+import { registerServiceWorker } from "./service-worker.js"
 import { installTestHooks } from "./test-hooks.js"
 import { setupThemeToggle } from "./theme.js"
 import { TerminalManager } from "./terminals/manager.js"
@@ -53,7 +53,7 @@ $("theme-toggle").addEventListener("click", (event) => {
 
 connection.start()
 terminals.start()
-installTestHooks({ connection, terminals, chat, isOfflineReady })
+installTestHooks({ connection, terminals, chat })
 
 // The worker is not needed for the first paint: register it once the page has loaded.
 if (import.meta.env.PROD) {

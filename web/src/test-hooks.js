@@ -3,10 +3,10 @@
 
 import { listedIds } from "./chat/chat-view.js"
 import { nativeFolderDialog } from "./chat/folder.js"
-import { wasControlledAtLoad } from "./service-worker.js"
+import { isOfflineReady, wasControlledAtLoad } from "./service-worker.js"
 import { groupKeyOf, groupLabel } from "./terminals/groups.js"
 
-export function installTestHooks({ connection, terminals, chat, isOfflineReady }) {
+export function installTestHooks({ connection, terminals, chat }) {
   const tabOf = (id) => terminals.tabs.get(id ?? terminals.activeId)
 
   const describe = (tab) => ({

@@ -72,7 +72,7 @@ export class PacedWriter {
 
   /** The terminal came into view: hand over the rest at once. */
   flush() {
-    if (this.closed) return
+    if (this.closed || (this.waiting === null && !this.queue.length)) return // the visible tab's every write
     if (this.waiting !== null) this.idle.cancel(this.waiting)
     this.waiting = null
     const queued = this.queue
