@@ -32,7 +32,7 @@ PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
 from desktop.config import load_settings  # noqa: E402
-from desktop.session.jobs_client import ShellJobs  # noqa: E402
+from desktop.jobs.host import ShellJobs  # noqa: E402
 from desktop.tools.base import run_tool  # noqa: E402
 from desktop.tools.shell import ShellContext, ShellTool  # noqa: E402
 

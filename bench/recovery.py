@@ -31,9 +31,9 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
-from desktop.session.background.markers import Marker, ShellRecovery  # noqa: E402
-from desktop.session.background.markers import write as write_markers  # noqa: E402
-from desktop.session.bus import apply, draft  # noqa: E402
+from desktop.events.bus import apply, draft  # noqa: E402
+from desktop.jobs.markers import Marker, ShellRecovery  # noqa: E402
+from desktop.jobs.markers import write as write_markers  # noqa: E402
 from desktop.store import sessions as q  # noqa: E402
 from desktop.store.db import Store  # noqa: E402
 from tests.support.fake_provider import FakeProvider, text_reply  # noqa: E402

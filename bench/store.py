@@ -34,11 +34,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from desktop.config import load_settings  # noqa: E402
+from desktop.events.bus import Draft, DurableBus, draft, replay  # noqa: E402
+from desktop.events.fanout import Fanout  # noqa: E402
+from desktop.events.ids import new_id  # noqa: E402
 from desktop.server.app import create_app  # noqa: E402
 from desktop.server.appkeys import SESSIONS  # noqa: E402
-from desktop.session.bus import Draft, DurableBus, draft, replay  # noqa: E402
-from desktop.session.fanout import Fanout  # noqa: E402
-from desktop.session.ids import new_id  # noqa: E402
 from desktop.store import log  # noqa: E402
 from desktop.store.db import Store  # noqa: E402
 from desktop.store.log import Event  # noqa: E402

@@ -72,10 +72,10 @@ def _print_json(value: object) -> None:
 
 def _run_app(settings: Settings) -> int:
     if _has_display():
-        from desktop.shell.window import run
+        from desktop.app.window import run
 
         return run(settings)
-    from desktop.shell.service import ensure_service
+    from desktop.app.service import ensure_service
 
     info = ensure_service(settings)
     print(f"Desk is serving at {info['url']}/")
@@ -84,8 +84,8 @@ def _run_app(settings: Settings) -> int:
 
 
 def _service(args: argparse.Namespace, settings: Settings) -> int:
-    from desktop.shell import service
-    from desktop.shell.report import DESCRIBERS, failed
+    from desktop.app import service
+    from desktop.app.report import DESCRIBERS, failed
 
     if args.all and args.action != "stop":
         print("desk service: --all goes with stop", file=sys.stderr)
@@ -125,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         return run_serve(settings, args.host, args.port)
     if args.command == "service":
-        from desktop.shell.service import ServiceError
+        from desktop.app.service import ServiceError
 
         try:
             return _service(args, settings)
@@ -140,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from desktop.selftest import run_self_test
 
         return run_self_test()
-    from desktop.shell.service import ServiceError
+    from desktop.app.service import ServiceError
 
     try:
         return _run_app(settings)

@@ -2,7 +2,7 @@
 
 Both daemons are found through a registration file, are the only one of their kind through a
 file lock, write a log that a failed start quotes, and are watched by pid. Those rules are
-written here once, for the service manager (desktop.shell) and the PTY host (desktop.ptyhost):
+written here once, for the service manager (desktop.app) and the PTY host (desktop.ptyhost):
 
 - liveness.py: facts about a pid read from /proc (alive, argv, start time), waiting for an
   exit (blocking or on the event loop), SIGTERM-then-SIGKILL.

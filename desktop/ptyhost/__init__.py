@@ -5,7 +5,7 @@ here. The service (desktop.server) may import only its side of the boundary:
 
 - client.py: PtyHostClient (control connection) and PtyAttachment (one per WebSocket);
 - launcher.py: ensure_host (connect, or start the daemon first), stop_host, shutdown_pty_host
-  (also used by desktop.shell.service for `desk service stop --all` and the window's quit);
+  (also used by desktop.app.service for `desk service stop --all` and the window's quit);
 - protocol.py: frames, PtyHostError and PtyHostUnavailable (the one error type and shape);
 - validation.py: the limits, patterns and parsers both sides apply (parse_attach_query,
   parse_client_text, MAX_DIMENSION, ...);

@@ -15,7 +15,7 @@ attachable, view-only in the UI until the user takes control) with three differe
   its first HEAD_KEEP bytes kept aside, so head and tail are both available however long
   the output) until the service removes it (`job_remove`). The host never drops a job by
   time: only the service knows whether a notice or a tool call still needs it, so the
-  retention rule is the service's (desktop.session.background.cleanup). `collect` only
+  retention rule is the service's (desktop.jobs.cleanup). `collect` only
   records that the service took the result.
 
 Jobs are not saved on `stop --all` or idle exit (Terminal.revivable is False): they end

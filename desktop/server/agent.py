@@ -13,16 +13,16 @@ import asyncio
 
 from aiohttp import web
 
+from desktop.agent.permissions import Permissions
+from desktop.agent.runner import SessionRunner
+from desktop.agent.service import SessionService
+from desktop.agent.subagent import SubagentTool
+from desktop.events.bus import DurableBus
+from desktop.jobs.host import ShellJobs
+from desktop.jobs.service import BackgroundWork
 from desktop.provider.profiles import Profile
 from desktop.provider.settings import ProviderConfigStore
 from desktop.server.appkeys import BACKGROUND, PERMISSIONS, RUNNER, SETTINGS
-from desktop.session.background.service import BackgroundWork
-from desktop.session.bus import DurableBus
-from desktop.session.jobs_client import ShellJobs
-from desktop.session.permissions import Permissions
-from desktop.session.runner import SessionRunner
-from desktop.session.service import SessionService
-from desktop.session.subagent import SubagentTool
 from desktop.tools.base import Tool
 from desktop.tools.registry import default_tools
 from desktop.tools.shell import ShellTool

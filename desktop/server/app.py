@@ -6,7 +6,10 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
+from desktop.agent.recovery import recover
+from desktop.agent.service import SessionService
 from desktop.config import Settings, web_dist_dir
+from desktop.events.bus import DurableBus
 from desktop.server.agent import build_runner, wire_runner
 from desktop.server.appkeys import BACKGROUND, EVENTS, INFLIGHT, SESSIONS, SETTINGS, STORE, TOKEN
 from desktop.server.auth import make_auth_middleware
@@ -22,9 +25,6 @@ from desktop.server.routes_sessions import setup_session_routes
 from desktop.server.routes_test import setup_test_routes
 from desktop.server.terminals import setup_terminals
 from desktop.server.webui import WebUI
-from desktop.session.bus import DurableBus
-from desktop.session.recovery import recover
-from desktop.session.service import SessionService
 from desktop.store.db import Store
 
 MAX_BODY_BYTES = 4 * 1024 * 1024

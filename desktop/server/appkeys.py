@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from desktop.agent.permissions import Permissions
+from desktop.agent.runner import SessionRunner
+from desktop.agent.service import SessionService
 from desktop.config import Settings
+from desktop.jobs.service import BackgroundWork
 from desktop.server.events import EventBus
 from desktop.server.inflight import InFlight
-from desktop.session.background.service import BackgroundWork
-from desktop.session.permissions import Permissions
-from desktop.session.runner import SessionRunner
-from desktop.session.service import SessionService
 from desktop.store.db import Store
 
 SETTINGS = web.AppKey("settings", Settings)

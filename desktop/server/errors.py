@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from desktop.session.errors import SessionError
+from desktop.events.errors import SessionError
 
 log = logging.getLogger("desk.server")
 

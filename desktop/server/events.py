@@ -1,9 +1,9 @@
-"""The service's live event fan-out. It lives in `desktop.session.fanout` (the session engine
+"""The service's live event fan-out. It lives in `desktop.events.fanout` (the session engine
 publishes into it and must not import the server); this module keeps the server's names."""
 
 from __future__ import annotations
 
-from desktop.session.fanout import (
+from desktop.events.fanout import (
     HEARTBEAT_SECONDS,
     SUBSCRIBER_QUEUE_LIMIT,
     Fanout,

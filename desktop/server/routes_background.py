@@ -4,7 +4,7 @@
     POST /api/session/{id}/jobs/{job_id}/cancel  -> {"data": job}
     POST /api/session/{id}/background            -> {"data": [moved job, ...]}
 
-Job shape: desktop.session.background.service.job_json.
+Job shape: desktop.jobs.service.job_json.
 """
 
 from __future__ import annotations
@@ -13,10 +13,10 @@ import re
 
 from aiohttp import web
 
+from desktop.events.schema import ID
+from desktop.jobs.service import job_not_found
 from desktop.server.appkeys import BACKGROUND, SESSIONS
 from desktop.server.errors import ApiError, data_response
-from desktop.session.background.service import job_not_found
-from desktop.session.schema import ID
 
 # Shell job ids are PTY host keys (job:<session>:<call>), subagent ones session ids.
 _JOB_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,200}$")

@@ -5,7 +5,7 @@
 id) first gets every durable event after that position from the log, then the live ones,
 with no gap and no duplicate: the subscription is taken before the log is read, and live
 frames at or below the last position already sent are dropped. A client too slow for the
-live stream is cut off with a `server.resync` event (see `desktop.session.fanout`).
+live stream is cut off with a `server.resync` event (see `desktop.events.fanout`).
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ import re
 
 from aiohttp import web
 
+from desktop.agent.service import SessionService
+from desktop.events.bus import frame
+from desktop.events.fanout import Subscription, encode_event, resync_frame
 from desktop.server.appkeys import EVENTS, SESSIONS
 from desktop.server.errors import ApiError
-from desktop.session.bus import frame
-from desktop.session.fanout import Subscription, encode_event, resync_frame
-from desktop.session.service import SessionService
 from desktop.store.log import now_ms
 
 REPLAY_PAGE = 500

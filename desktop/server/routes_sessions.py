@@ -10,11 +10,11 @@ import re
 
 from aiohttp import web
 
+from desktop.agent.permissions import MODES, REPLIES
+from desktop.agent.service import DEFAULT_PAGE, MAX_LOG_PAGE, MAX_PAGE, SessionService
+from desktop.events.schema import ID, MAX_DIRECTORY, MAX_TEXT, MAX_TITLE
 from desktop.server.appkeys import PERMISSIONS, SESSIONS
 from desktop.server.errors import ApiError, data_response, read_json_object
-from desktop.session.permissions import MODES, REPLIES
-from desktop.session.schema import ID, MAX_DIRECTORY, MAX_TEXT, MAX_TITLE
-from desktop.session.service import DEFAULT_PAGE, MAX_LOG_PAGE, MAX_PAGE, SessionService
 
 _NUMBER = re.compile(r"^[0-9]{1,15}$")
 

@@ -2,7 +2,7 @@
 
 Browser tests need assistant messages (hostile HTML, live streaming) before the agent
 exists, so these publish arbitrary events through the real bus and set a session's claim.
-They are a boundary like any other: every event is validated by `desktop.session.schema`,
+They are a boundary like any other: every event is validated by `desktop.events.schema`,
 and a request with one bad event writes nothing.
 """
 
@@ -12,10 +12,10 @@ import os
 
 from aiohttp import web
 
+from desktop.events.bus import Draft, draft
+from desktop.events.schema import DURABLE, EPHEMERAL, ID, validate_event
 from desktop.server.appkeys import SESSIONS
 from desktop.server.errors import ApiError, data_response, read_json_object
-from desktop.session.bus import Draft, draft
-from desktop.session.schema import DURABLE, EPHEMERAL, ID, validate_event
 
 ENV = "DESK_TEST_HOOKS"
 MAX_EVENTS = 1000

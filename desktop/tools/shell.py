@@ -1,7 +1,7 @@
 """`shell`: the agent's commands, run as jobs in the PTY host rather than as our children.
 
 The tool never spawns a process. It asks a job runner (the `ShellJobs` port, given by the
-session; desktop.session.jobs_client implements it over the PTY host) for the job keyed by
+session; desktop.jobs.host implements it over the PTY host) for the job keyed by
 its session and tool call, which outlives this service. Starting is idempotent per key, so
 running the same call again (a successor service resuming a turn) adopts the job and
 returns its real result instead of running the command twice.
@@ -64,7 +64,7 @@ class JobRefused(ToolError):
 
 
 class ShellJobs(Protocol):
-    """What the shell tool needs of the job runner (desktop.session.jobs_client)."""
+    """What the shell tool needs of the job runner (desktop.jobs.host)."""
 
     async def start_job(
         self,
@@ -149,7 +149,7 @@ GONE_TEXT = (
 )
 
 
-# Told when a call goes to the background (desktop.session.background.service), so its
+# Told when a call goes to the background (desktop.jobs.service), so its
 # completion becomes a notice: (context, the job's state, its command).
 OnBackground = Callable[[ShellContext, JobState, str], Awaitable[None]]
 # Waits for a foreground call's job in a way the person can move to the background

@@ -19,7 +19,7 @@ from tests.support.host import stop_host
 
 @pytest.fixture
 async def client(aiohttp_client: ClientFactory, settings: Settings, web_dist: Path) -> TestClient:
-    # The session engine without the agent: prompts stay in the inbox (tests/session and
+    # The session engine without the agent: prompts stay in the inbox (tests/events, tests/agent and
     # tests/server/test_runner_* run the agent).
     return await aiohttp_client(create_app(settings, token=TOKEN, agent=False))
 

@@ -21,11 +21,11 @@ from typing import Any
 import aiohttp
 import pytest
 
+from desktop.agent.settle import RESTART_NOTICE
 from desktop.config import Settings
+from desktop.jobs.host import ShellJobs
 from desktop.process.liveness import is_alive
 from desktop.ptyhost.hostfiles import read_host_registration
-from desktop.session.jobs_client import ShellJobs
-from desktop.session.settle import RESTART_NOTICE
 from tests.server.runner_support import DEADLINE, configure
 from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
 from tests.support.host import stop_host

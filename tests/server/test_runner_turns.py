@@ -165,7 +165,7 @@ async def test_a_preflight_violation_fails_the_step_naming_the_index_and_sends_n
             {"role": "tool", "tool_call_id": "c", "content": "y"},
         ]
 
-    monkeypatch.setattr("desktop.session.step.lower_messages", broken)
+    monkeypatch.setattr("desktop.agent.step.lower_messages", broken)
     sid = await new_session(agent, auth, str(tmp_path))
     await prompt(agent, auth, sid, "hi")
     events = await until_event(agent, auth, sid, "session.step.failed")

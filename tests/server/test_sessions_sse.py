@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from aiohttp.test_utils import TestClient
 
+from desktop.events import fanout
 from desktop.server.appkeys import EVENTS
-from desktop.session import fanout
 from desktop.store.log import Event
 from tests.support.sessions import publish_app
 from tests.support.sse import durable_events, next_event, stream_ended

@@ -9,9 +9,9 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from desktop.session.background import records
-from desktop.session.bus import Draft, apply, draft, replay
-from desktop.session.errors import ProjectionError, SessionError
+from desktop.events.bus import Draft, apply, draft, replay
+from desktop.events.errors import ProjectionError, SessionError
+from desktop.jobs import records
 from desktop.store import log
 from desktop.store.db import Store
 from desktop.store.log import Event
@@ -160,7 +160,7 @@ async def table_counts(app: Any) -> dict[str, int]:
 
 
 def recorded_jobs(database: Path) -> int:
-    """Settled-job records (desktop/session/background/records.py) in a real database file."""
+    """Settled-job records (desktop/jobs/records.py) in a real database file."""
     with contextlib.closing(sqlite3.connect(database)) as db:
         query = "SELECT count(*) FROM kv WHERE substr(key, 1, ?) = ?"
         (count,) = db.execute(query, (len(records.PREFIX), records.PREFIX)).fetchone()

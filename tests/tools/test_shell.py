@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from desktop.config import Settings
+from desktop.jobs.host import ShellJobs
 from desktop.process.liveness import is_alive
 from desktop.ptyhost.client import PtyHostClient
-from desktop.session.jobs_client import ShellJobs
 from desktop.tools.base import ToolResult, run_tool
 from desktop.tools.output import OUTPUT_BUDGET
 from desktop.tools.shell import GONE_TEXT, ShellContext, ShellTool
@@ -161,7 +161,7 @@ SURVIVOR = textwrap.dedent(
     """
     import asyncio, sys
     from desktop.config import load_settings
-    from desktop.session.jobs_client import ShellJobs
+    from desktop.jobs.host import ShellJobs
 
     async def main() -> None:
         jobs = ShellJobs.for_settings(load_settings())

@@ -1,0 +1,413 @@
+"""The runner: one turn loop per session, and the registry that owns every turn's task.
+
+`SessionRunner` implements the `Runner` seam of desktop.agent.service. `wake` starts a
+turn (or marks a running one woken); a turn
+
+1. takes the claim (`time_suspended`),
+2. before every drain settles what earlier work left open (desktop.agent.settle):
+   adoptable calls (a shell job still in the PTY host, a call waiting for permission) run
+   again and end with their real result; gone ones are settled as interrupted and, when
+   work was lost, the restart notice is added after them,
+3. delivers input (all waiting input at the start of a turn, steer input at each later
+   step; queued input waits until the turn's steps are done) with the step that reads it,
+4. runs steps (desktop.agent.step) and their tool calls (desktop.agent.tools_exec)
+   until no tool result needs another model call,
+5. ends with a terminal event that releases the claim in its own transaction: the last
+   `session.step.ended` (only if no input waits: then the turn goes on), a
+   `session.step.failed`, or `session.execution.interrupted` (user).
+
+Cancellation has two meanings. `interrupt` (the user) sets the turn's flag first, so the
+shell tool kills its job, running calls end `cancelled` and the turn ends for good.
+`close` (service shutdown) cancels without the flag: nothing is written, the claim stays,
+shell jobs keep running in the PTY host, and the successor's `recover` resumes the turn.
+A `kill -9` leaves exactly the same state, so both paths are one path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sqlite3
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import aiohttp
+
+from desktop.agent.permissions import Permissions
+from desktop.agent.prompt import system_prompt
+from desktop.agent.settle import RESTART_NOTICE, JobFinder, settle
+from desktop.agent.step import StepInput, run_step
+from desktop.agent.title import title_from_prompt
+from desktop.agent.tools_exec import ToolRunner, TurnFlags
+from desktop.events import history
+from desktop.events.bus import Draft, DurableBus, draft
+from desktop.events.ids import new_id
+from desktop.provider.client import ChatClient
+from desktop.provider.errors import NOT_CONFIGURED
+from desktop.provider.profiles import Profile, ToolSpec
+from desktop.store import log as eventlog
+from desktop.store import sessions as q
+from desktop.tools.base import Tool
+
+_log = logging.getLogger("desk.session.runner")
+
+MAX_STEPS = 200  # per turn: a model that calls tools forever is stopped
+MAX_CUTS = 3  # continuations after a stream cut mid-output, per turn
+DEFAULT_TITLE = "New session"
+_COMPLETE = ("stop", "length", "content_filter", "end_turn")
+
+ProfileSource = Callable[[], Awaitable[Profile | None]]
+StatusHook = Callable[[str], Awaitable[None]]
+
+
+@dataclass
+class RunnerOptions:
+    retry_scale: float = 1.0  # tests shrink the back-off (never a server's retry-after)
+    read_timeout: float | None = None
+
+
+class SessionRunner:
+    def __init__(
+        self,
+        bus: DurableBus,
+        *,
+        profile: ProfileSource,
+        tools: Mapping[str, Tool],
+        permissions: Permissions,
+        jobs: JobFinder | None = None,
+        options: RunnerOptions | None = None,
+    ) -> None:
+        self.bus = bus
+        self.store = bus.store
+        self.profile = profile
+        self.permissions = permissions
+        self.jobs = jobs
+        self.options = options or RunnerOptions()
+        self.tools = ToolRunner(bus, tools, permissions)
+        self.on_status: StatusHook | None = None
+        # Called with the session before a user interrupt cancels its turn (background
+        # work: the session's own job, a background child, is cancelled for good).
+        self.on_interrupt: list[Callable[[str], Awaitable[object]]] = []
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+        self._flags: dict[str, TurnFlags] = {}
+        self._woken: set[str] = set()
+        self._aux: set[asyncio.Task[Any]] = set()
+        self._closing = False
+        self._http: aiohttp.ClientSession | None = None
+
+    # The Runner seam ---------------------------------------------------------------------
+    def active(self) -> set[str]:
+        return set(self._tasks)
+
+    def wake(self, session_id: str) -> None:
+        if self._closing:
+            return
+        if session_id in self._tasks:
+            self._woken.add(session_id)
+            return
+        self._start(session_id, resume=False)
+
+    async def interrupt(self, session_id: str) -> bool:
+        """End the session's turn for good: True when one was running."""
+        task = self._tasks.get(session_id)
+        if task is None:
+            return False
+        self._flags[session_id].interrupted.set()
+        self._woken.discard(session_id)
+        for hook in self.on_interrupt:
+            with contextlib.suppress(Exception):
+                await hook(session_id)
+        task.cancel()
+        await asyncio.wait([task])
+        return True
+
+    # Lifecycle -----------------------------------------------------------------------------
+    def resume(self, session_id: str) -> None:
+        """Continue a turn a previous process left claimed (restart recovery)."""
+        if session_id not in self._tasks and not self._closing:
+            self._start(session_id, resume=True)
+
+    async def wait_idle(self, session_id: str) -> None:
+        while (task := self._tasks.get(session_id)) is not None:
+            await asyncio.wait([task])
+
+    async def close(self) -> None:
+        """Service shutdown: cancel every task without interrupting (claims stay)."""
+        self._closing = True
+        tasks = [*self._tasks.values(), *self._aux]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
+        if self._http is not None:
+            await self._http.close()
+
+    def _start(self, session_id: str, *, resume: bool) -> None:
+        flags = TurnFlags()
+        self._flags[session_id] = flags
+        task = asyncio.get_running_loop().create_task(self._turn(session_id, flags, resume))
+        self._tasks[session_id] = task
+
+    def _client(self, profile: Profile) -> ChatClient:
+        if self._http is None or self._http.closed:
+            self._http = aiohttp.ClientSession()
+        kw = (
+            {} if self.options.read_timeout is None else {"read_timeout": self.options.read_timeout}
+        )
+        return ChatClient(profile, session=self._http, **kw)  # type: ignore[arg-type]
+
+    async def _read(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        return await self.store.run(lambda: fn(self.store.connection()))
+
+    async def _status(self, session_id: str) -> None:
+        if self.on_status is not None:
+            with contextlib.suppress(Exception):
+                await self.on_status(session_id)
+
+    # The turn --------------------------------------------------------------------------------
+    async def _turn(self, session_id: str, flags: TurnFlags, resume: bool) -> None:
+        try:
+            await self._drive(session_id, flags, resume)
+        except asyncio.CancelledError:
+            if flags.interrupted.is_set():
+                await asyncio.shield(self._interrupted(session_id))
+        except Exception:
+            _log.exception("the turn of %s failed", session_id)
+            with contextlib.suppress(Exception):
+                await self._read(lambda c: q.release(c, session_id))
+        finally:
+            if self._tasks.get(session_id) is asyncio.current_task():
+                del self._tasks[session_id]
+                self._flags.pop(session_id, None)
+            await asyncio.shield(self._status(session_id))
+            if session_id in self._woken and not self._closing:
+                self._woken.discard(session_id)
+                self._start(session_id, resume=False)
+
+    async def _interrupted(self, session_id: str) -> None:
+        snap = await self._read(lambda c: history.read(c, session_id))
+        if snap is None:
+            return
+        await settle(self.bus, session_id, snap.messages, None, cancelled=True)
+        await self.bus.publish(
+            draft(session_id, "session.execution.interrupted", {"reason": "user"})
+        )
+
+    async def _drive(self, session_id: str, flags: TurnFlags, resume: bool) -> None:
+        found = await self._read(lambda c: q.claim(c, session_id, eventlog.now_ms()))
+        if not found:
+            return
+        await self._status(session_id)
+        need_step = False
+        mid_turn = False
+        steps = cuts = 0
+        titled = False
+        while True:
+            snap = await self._read(lambda c: history.read(c, session_id))
+            if snap is None:
+                return  # deleted meanwhile
+            settled = await settle(self.bus, session_id, snap.messages, self.jobs)
+            if settled.adopt:
+                await self.tools.run(session_id, snap.directory, settled.adopt, flags)
+                ended = [
+                    draft(
+                        session_id, "session.step.ended", {"message_id": m, "finish": "tool_calls"}
+                    )
+                    for m in dict.fromkeys(c.message_id for c in settled.adopt)
+                ]
+                await self.bus.publish(ended)
+            if settled.lost:
+                await self.bus.publish(
+                    draft(
+                        session_id,
+                        "session.synthetic",
+                        {
+                            "message_id": new_id("msg"),
+                            "text": RESTART_NOTICE,
+                            "description": "restart",
+                            "metadata": {"reason": "restart"},
+                        },
+                    )
+                )
+            if settled.adopt or settled.lost:
+                need_step = True
+                snap = await self._read(lambda c: history.read(c, session_id))
+                if snap is None:
+                    return
+            elif resume and not steps:
+                need_step = need_step or not _complete(snap.messages)
+            self._woken.discard(session_id)
+            rows = [r for r in snap.inbox if r["mode"] == "steer"] if mid_turn else snap.inbox
+            if not rows and not need_step:
+                if await self._end(session_id):
+                    return
+                mid_turn = False
+                continue
+            if steps >= MAX_STEPS:
+                await self._fail(
+                    session_id,
+                    None,
+                    "runner.max_steps",
+                    f"The turn stopped after {MAX_STEPS} steps.",
+                )
+                return
+            steps += 1
+            outcome = await self._step(session_id, snap, rows)
+            if outcome is None or outcome.failed:
+                return
+            if (
+                not titled
+                and outcome.text
+                and snap.title == DEFAULT_TITLE
+                and snap.parent_id is None
+            ):
+                titled = True
+                self._title(session_id)
+            if outcome.cut:
+                cuts += 1
+                end = {"message_id": outcome.message_id, "finish": "cut"}
+                await self.bus.publish(draft(session_id, "session.step.ended", end))
+                if cuts > MAX_CUTS:
+                    await self._fail(
+                        session_id,
+                        None,
+                        "provider.stream_cut",
+                        "The provider cut the answer off repeatedly.",
+                    )
+                    return
+                need_step, mid_turn = True, True
+                continue
+            if outcome.calls:
+                await self.tools.announce(session_id, outcome.calls)
+                await self.tools.run(session_id, snap.directory, outcome.calls, flags)
+            end_data: dict[str, Any] = {"message_id": outcome.message_id, "finish": outcome.finish}
+            if outcome.tokens:
+                end_data["tokens"] = outcome.tokens
+            if outcome.cost is not None:
+                end_data["cost"] = outcome.cost
+            if outcome.calls:
+                await self.bus.publish(draft(session_id, "session.step.ended", end_data))
+                need_step, mid_turn = True, True
+                continue
+            if await self._end(session_id, draft(session_id, "session.step.ended", end_data)):
+                return
+            need_step, mid_turn = False, False
+
+    async def _end(self, session_id: str, last: Draft | None = None) -> bool:
+        """Publish the turn's terminal event (releasing the claim) unless input waits;
+        True when the turn is over."""
+        released: list[bool] = []
+
+        def release(conn: sqlite3.Connection) -> None:
+            if not q.inbox_pending(conn, session_id):
+                q.release(conn, session_id)
+                released.append(True)
+
+        if last is None:
+            await self._read(release)
+        else:
+            await self.bus.publish(last, commit=release)
+        return bool(released)
+
+    async def _fail(
+        self,
+        session_id: str,
+        message_id: str | None,
+        kind: str,
+        text: str,
+        start: list[Draft] | None = None,
+    ) -> None:
+        mid = message_id or new_id("msg")
+        drafts = list(start or [])
+        if message_id is None:
+            drafts.append(
+                draft(
+                    session_id,
+                    "session.step.started",
+                    {"message_id": mid, "agent": "build", "model": {"id": "", "provider_id": ""}},
+                )
+            )
+        drafts.append(
+            draft(
+                session_id,
+                "session.step.failed",
+                {"message_id": mid, "error": {"type": kind, "message": text}},
+            )
+        )
+        await self.bus.publish(drafts, commit=lambda c: q.release(c, session_id))
+
+    async def _step(
+        self, session_id: str, snap: history.Snapshot, rows: list[dict[str, Any]]
+    ) -> Any:
+        ids = [r["id"] for r in rows]
+        deliveries = [draft(session_id, "session.input.delivered", {"message_id": i}) for i in ids]
+        delivered = [snap.waiting[i] for i in ids if i in snap.waiting]
+        profile = await self.profile()
+        if profile is None:
+            await self._fail(
+                session_id,
+                None,
+                NOT_CONFIGURED,
+                "No model provider is configured: set one in the settings "
+                "(PUT /api/config/provider) and send the prompt again.",
+                deliveries,
+            )
+            return None
+        specs = self.tools.specs()
+        step = StepInput(
+            session_id=session_id,
+            message_id=new_id("msg"),
+            history=[*snap.messages, *delivered],
+            system=system_prompt(snap.directory, specs),
+            tools=[ToolSpec(s["name"], s["description"], s["parameters"]) for s in specs],
+            model={"id": profile.model, "provider_id": profile.provider},
+            start=deliveries,
+            start_commit=(lambda c: q.inbox_take(c, ids)) if ids else None,
+            release=lambda c: q.release(c, session_id),
+        )
+        return await run_step(
+            self.bus, self._client(profile), step, retry_scale=self.options.retry_scale
+        )
+
+    def _title(self, session_id: str) -> None:
+        task = asyncio.get_running_loop().create_task(self._set_title(session_id))
+        self._aux.add(task)
+        task.add_done_callback(self._aux.discard)
+
+    async def _set_title(self, session_id: str) -> None:
+        def first_prompt(conn: sqlite3.Connection) -> str:
+            for m in q.all_messages(conn, session_id):
+                if m.get("type") == "user":
+                    return str(m.get("text", ""))
+            return ""
+
+        title = title_from_prompt(await self._read(first_prompt))
+        if title is None:
+            return
+
+        def still_default(conn: sqlite3.Connection) -> None:
+            found = q.get_session(conn, session_id)
+            if found is None or found["title"] != DEFAULT_TITLE:
+                raise _Keep()
+
+        with contextlib.suppress(_Keep):
+            await self.bus.publish(
+                draft(session_id, "session.updated", {"title": title}), guard=still_default
+            )
+
+
+class _Keep(Exception):
+    """The title changed meanwhile: keep the person's."""
+
+
+def _complete(messages: list[dict[str, Any]]) -> bool:
+    """The history ends with a finished answer: a resumed turn has nothing left to do."""
+    if not messages:
+        return True
+    last = messages[-1]
+    if last.get("type") != "assistant":
+        return False
+    has_tools = any(p.get("type") == "tool" for p in last.get("content", []))
+    return not has_tools and last.get("finish") in _COMPLETE

@@ -1,0 +1,314 @@
+"""The session engine's front: what the API (and later the runner) asks of sessions.
+
+Reads go to the store thread as one function each; every change is a durable event
+published through the bus, with its rule checked inside the same transaction (a guard), so
+no check can be outdated by the time its event lands. The runner is not here yet: a prompt
+is recorded (user message + inbox row) and handed to `Runner.wake`; `Runner.active` says
+which sessions run a turn in this process (busy even before a claim is written).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from desktop.agent.permissions import mode_of
+from desktop.events import errors
+from desktop.events.bus import Draft, DurableBus, draft
+from desktop.events.ids import new_id
+from desktop.events.schema import TOOL_STATUS, validate_content
+from desktop.store import log
+from desktop.store import sessions as q
+from desktop.store.log import Event
+
+DEFAULT_TITLE = "New session"
+MAX_PAGE = 200
+DEFAULT_PAGE = 50
+MAX_LOG_PAGE = 5000
+
+
+class Runner(Protocol):
+    """What the engine's runner (next issue) provides. `wake` is called after a prompt was
+    durably recorded; the runner drains the session's inbox, publishes step/tool events,
+    and holds the claim while a turn runs."""
+
+    def active(self) -> set[str]:
+        """Sessions running a turn in this process. Also called on the store thread (inside
+        a guard), so it must be cheap and return a snapshot."""
+        ...
+
+    def wake(self, session_id: str) -> None: ...
+
+    async def interrupt(self, session_id: str) -> bool: ...
+
+
+class NoRunner:
+    """Until the agent exists: nothing runs, prompts wait in the inbox."""
+
+    def active(self) -> set[str]:
+        return set()
+
+    def wake(self, session_id: str) -> None:
+        pass
+
+    async def interrupt(self, session_id: str) -> bool:
+        return False
+
+
+@dataclass(frozen=True)
+class Page:
+    messages: list[dict[str, Any]]
+    previous: str | None
+    next: str | None
+    seq: int  # the session's last event seq when the page was read (same snapshot)
+
+
+def _cursor(value: int | None) -> str | None:
+    return None if value is None else str(value)
+
+
+class SessionService:
+    def __init__(self, bus: DurableBus, runner: Runner | None = None) -> None:
+        self.bus = bus
+        self.store = bus.store
+        self.runner: Runner = runner or NoRunner()
+        # Told the deleted tree (the session and its descendants) once the deletion is
+        # durable: what lives outside the database (job terminals) goes with it.
+        self.on_deleted: list[Callable[[Sequence[str]], Awaitable[None]]] = []
+        self._status: dict[str, object] = {}
+        bus.listeners.append(self._announce_status)
+
+    async def _read(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        return await self.store.run(lambda: fn(self.store.connection()))
+
+    def _session_json(self, conn: sqlite3.Connection, session_id: str) -> dict[str, object]:
+        found = q.get_session(conn, session_id)
+        if found is None:
+            raise errors.session_not_found(session_id)
+        if session_id in self.runner.active():
+            found["status"] = "busy"
+        found["permission_mode"] = mode_of(conn, session_id)
+        return found
+
+    def _require(self, session_id: str) -> Callable[[sqlite3.Connection], None]:
+        def guard(conn: sqlite3.Connection) -> None:
+            self._session_json(conn, session_id)
+
+        return guard
+
+    # Sessions ----------------------------------------------------------------------
+    async def create(
+        self, *, title: str | None, directory: str | None, parent_id: str | None
+    ) -> dict[str, object]:
+        folder = directory if directory is not None else os.getcwd()
+        if not await asyncio.to_thread(os.path.isdir, folder):
+            raise errors.invalid(f"directory {folder!r} is not an existing folder.")
+        folder = await asyncio.to_thread(os.path.realpath, folder)
+        session_id = new_id("ses")
+        data: dict[str, object] = {"title": title or DEFAULT_TITLE, "directory": folder}
+        if parent_id is not None:
+            data["parent_id"] = parent_id
+        await self.bus.publish(draft(session_id, "session.created", data))
+        return await self.get(session_id)
+
+    async def get(self, session_id: str) -> dict[str, object]:
+        return await self._read(lambda c: self._session_json(c, session_id))  # type: ignore[no-any-return]
+
+    async def list_sessions(self) -> list[dict[str, object]]:
+        active = self.runner.active()
+
+        def read(conn: sqlite3.Connection) -> list[dict[str, object]]:
+            rows = q.list_sessions(conn)
+            for row in rows:
+                if row["id"] in active:
+                    row["status"] = "busy"
+                row["permission_mode"] = mode_of(conn, str(row["id"]))
+            return rows
+
+        return await self._read(read)  # type: ignore[no-any-return]
+
+    async def rename(self, session_id: str, title: str) -> dict[str, object]:
+        await self.bus.publish(
+            draft(session_id, "session.updated", {"title": title}), guard=self._require(session_id)
+        )
+        return await self.get(session_id)
+
+    async def delete(self, session_id: str) -> None:
+        """Deletes the session, its descendants and all they own; a turn running in any of
+        them is interrupted first."""
+        await self.get(session_id)
+        tree: list[str] = await self._read(lambda c: q.descendants(c, session_id))
+        for sid in tree:
+            if sid in self.runner.active():
+                await self.runner.interrupt(sid)
+        await self.bus.publish(
+            draft(session_id, "session.deleted", {}), guard=self._require(session_id)
+        )
+        for hook in self.on_deleted:
+            await hook(tree)
+
+    # Messages ----------------------------------------------------------------------
+    async def messages(
+        self,
+        session_id: str,
+        *,
+        limit: int = DEFAULT_PAGE,
+        before: int | None = None,
+        after: int | None = None,
+    ) -> Page:
+        def read(conn: sqlite3.Connection) -> Page:
+            self._session_json(conn, session_id)
+            rows, older, newer = q.messages_page(conn, session_id, limit, before, after)
+            return Page(rows, _cursor(older), _cursor(newer), log.last_seq(conn, session_id))
+
+        return await self._read(read)  # type: ignore[no-any-return]
+
+    async def message(self, session_id: str, message_id: str) -> dict[str, Any]:
+        return (await self.message_at(session_id, message_id))[0]
+
+    async def message_at(self, session_id: str, message_id: str) -> tuple[dict[str, Any], int]:
+        """One message and the session's last event seq, read in one snapshot."""
+
+        def read(conn: sqlite3.Connection) -> tuple[dict[str, Any], int]:
+            self._session_json(conn, session_id)
+            found = q.message(conn, message_id)
+            if found is None or found[0] != session_id:
+                raise errors.message_not_found(session_id, message_id)
+            return found[1], log.last_seq(conn, session_id)
+
+        return await self._read(read)  # type: ignore[no-any-return]
+
+    def _check_update(self, conn: sqlite3.Connection, session_id: str, message_id: str) -> None:
+        # The seed's order: session, busy, message, kind, completion.
+        found = self._session_json(conn, session_id)
+        if found["status"] == "busy":
+            raise errors.busy(session_id)
+        stored = q.message(conn, message_id)
+        if stored is None or stored[0] != session_id:
+            raise errors.message_not_found(session_id, message_id)
+        current = stored[1]
+        if current["type"] != "assistant":
+            raise errors.message_not_assistant(message_id)
+        if "completed" not in current["time"]:
+            raise errors.message_incomplete(message_id)
+
+    async def update_message(
+        self, session_id: str, message_id: str, content: object
+    ) -> tuple[dict[str, Any], int]:
+        """Replaces a completed assistant message's content through
+        `session.message.content.updated`; returns the updated message and the session's
+        seq it was read at."""
+        parts = validate_content(content)
+        unfinished = any(
+            p["type"] == "tool" and p["state"]["status"] in TOOL_STATUS[:2] for p in parts
+        )
+
+        def guard(conn: sqlite3.Connection) -> None:
+            self._check_update(conn, session_id, message_id)
+            if unfinished:
+                raise errors.message_tool_incomplete(message_id)
+
+        await self.bus.publish(
+            draft(
+                session_id,
+                "session.message.content.updated",
+                {"message_id": message_id, "content": parts},
+            ),
+            guard=guard,
+        )
+        return await self.message_at(session_id, message_id)
+
+    async def log(
+        self, session_id: str, *, after: int = 0, limit: int = MAX_LOG_PAGE
+    ) -> list[Event]:
+        def read(conn: sqlite3.Connection) -> list[Event]:
+            self._session_json(conn, session_id)
+            return log.session_log(conn, session_id, after, limit)
+
+        return await self._read(read)  # type: ignore[no-any-return]
+
+    async def head(self) -> int:
+        """The highest event position ever assigned."""
+        return await self._read(log.head)  # type: ignore[no-any-return]
+
+    async def events_after(self, position: int, limit: int) -> list[Event]:
+        return await self._read(lambda c: log.after(c, position, limit))  # type: ignore[no-any-return]
+
+    # Input ---------------------------------------------------------------------------
+    async def prompt(self, session_id: str, text: str, mode: str = "queue") -> str:
+        """Records the prompt (user message and inbox row, one transaction) and wakes the
+        runner; returns the message id."""
+        if not text.strip():
+            raise errors.invalid("text must not be empty.")
+        message_id = new_id("msg")
+        created = log.now_ms()
+        event = draft(
+            session_id,
+            "session.prompted",
+            {"message_id": message_id, "text": text, "mode": mode},
+            created=created,
+        )
+
+        def commit(conn: sqlite3.Connection) -> None:
+            q.inbox_add(
+                conn,
+                inbox_id=message_id,
+                session_id=session_id,
+                mode=mode,
+                kind="user",
+                data={"text": text},
+                created=created,
+            )
+
+        await self.bus.publish(event, guard=self._require(session_id), commit=commit)
+        self.runner.wake(session_id)
+        return message_id
+
+    async def publish(self, drafts: list[Draft]) -> list[Event]:
+        """Publish already validated drafts (the engine's own events, the test hook)."""
+        return await self.bus.publish(drafts)
+
+    # The claim (the runner's) ----------------------------------------------------------
+    async def set_claim(self, session_id: str, claimed: bool) -> dict[str, object]:
+        def write(conn: sqlite3.Connection) -> dict[str, object]:
+            self._session_json(conn, session_id)
+            if claimed:
+                q.claim(conn, session_id, log.now_ms())
+            else:
+                q.release(conn, session_id)
+            return self._session_json(conn, session_id)
+
+        session: dict[str, object] = await self._read(write)
+        self._emit_status(session_id, session["status"])
+        return session
+
+    async def refresh_status(self, session_id: str) -> None:
+        """Announce the session's current status (the runner calls it when a turn's task
+        starts or ends: `active()` changed without an event)."""
+        found = await self._read(lambda c: q.get_session(c, session_id))
+        if found is None:
+            self._status.pop(session_id, None)
+            return
+        busy = session_id in self.runner.active()
+        self._emit_status(session_id, "busy" if busy else found["status"])
+
+    # Status announcements ------------------------------------------------------------
+    def _emit_status(self, session_id: str, status: object) -> None:
+        if self._status.get(session_id) == status:
+            return
+        self._status[session_id] = status
+        self.bus.fanout.publish(
+            "session.status", {"session_id": session_id, "data": {"status": status}}
+        )
+
+    def _announce_status(self, events: list[Event], statuses: dict[str, str | None]) -> None:
+        active = self.runner.active()
+        for sid, status in statuses.items():
+            if status is None:
+                self._status.pop(sid, None)
+            else:
+                self._emit_status(sid, "busy" if sid in active else status)

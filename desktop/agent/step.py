@@ -1,0 +1,294 @@
+"""One model call: lower the history, preflight, stream, publish durable events.
+
+The hot path is the stream: each text or reasoning delta is fanned out as an ephemeral
+event (no SQLite write, no validation: the shapes are ours), and only block ends are
+durable (`session.text` / `session.reasoning`, one event per block), together with
+`session.step.streamed` at the first streamed byte and `session.tool.input.started` when a
+call begins. The request is built and preflighted once per attempt; a retryable failure
+before any output sends the same body again after the back-off (`session.retry.scheduled`
+carries the time it will happen), a non-retryable one fails the step and is never resent.
+A cut after output keeps what arrived; the runner then continues with a new step whose
+history ends with that partial answer (a different body).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from desktop.agent.lowering import LoweringOptions, lower_messages
+from desktop.agent.tools_exec import PendingCall
+from desktop.events.bus import Draft, DurableBus, draft
+from desktop.events.fanout import Fanout
+from desktop.provider.client import ChatClient
+from desktop.provider.errors import ProviderError
+from desktop.provider.profiles import ToolSpec
+from desktop.provider.retry import retry_delay
+from desktop.provider.stream import (
+    Finish,
+    ReasoningDelta,
+    TextDelta,
+    ToolCall,
+    ToolCallDelta,
+    ToolCallStarted,
+    Usage,
+)
+from desktop.provider.validate import PreflightError
+
+log = logging.getLogger("desk.session.step")
+
+# A streamed delta's block kind and the ephemeral event that carries it to the page.
+_DELTAS: dict[type[TextDelta | ReasoningDelta], tuple[str, str]] = {
+    TextDelta: ("text", "session.text.delta"),
+    ReasoningDelta: ("reasoning", "session.reasoning.delta"),
+}
+
+AGENT = "build"
+PREFLIGHT = "internal.preflight"
+
+Sleep = Callable[[float], Any]
+
+
+@dataclass
+class StepOutcome:
+    session_id: str
+    message_id: str
+    calls: list[PendingCall] = field(default_factory=list)
+    finish: str = ""
+    text: str = ""
+    failed: bool = False  # step.failed published: the turn ends
+    cut: bool = False  # the stream broke after output: continue with a new step
+    tokens: dict[str, int] = field(default_factory=dict)
+    cost: float | None = None
+    end: list[Draft] = field(default_factory=list)  # drafts the runner publishes at the end
+
+
+class _Blocks:
+    """The open text or reasoning block; a block ends when the kind changes or the stream
+    ends, and only then is it written."""
+
+    def __init__(self, session_id: str, message_id: str) -> None:
+        self.session_id = session_id
+        self.message_id = message_id
+        self.kind = ""
+        self.pieces: list[str] = []
+        self.text: list[str] = []
+
+    def add(self, kind: str, piece: str) -> list[Draft]:
+        out = self.close() if kind != self.kind else []
+        self.kind = kind
+        self.pieces.append(piece)
+        return out
+
+    def close(self) -> list[Draft]:
+        if not self.pieces:
+            return []
+        joined = "".join(self.pieces)
+        self.pieces = []
+        if self.kind == "text":
+            self.text.append(joined)
+        kind = "session.text" if self.kind == "text" else "session.reasoning"
+        return [draft(self.session_id, kind, {"message_id": self.message_id, "text": joined})]
+
+
+class _PageDeltas:
+    """Deltas on their way to the page, one ephemeral event per run of one kind per turn of
+    the event loop. The deltas parsed from one network read arrive without the loop turning,
+    so they leave as one event: a fast provider read in bursts costs the fan-out, the SSE
+    writes and the page one frame per burst, not one per token, and a slow page falls behind
+    by bursts. Flushed before every durable event, so the page never sees a delta after
+    the durable text that replaces it."""
+
+    def __init__(self, fanout: Fanout, session_id: str, message_id: str) -> None:
+        self._fanout = fanout
+        self._session_id = session_id
+        self._message_id = message_id
+        self._event = ""
+        self._pieces: list[str] = []
+        self._scheduled: asyncio.Handle | None = None
+
+    def add(self, event: str, piece: str) -> None:
+        if self._pieces and event != self._event:
+            self.flush()
+        self._event = event
+        self._pieces.append(piece)
+        if self._scheduled is None:
+            self._scheduled = asyncio.get_running_loop().call_soon(self.flush)
+
+    def flush(self) -> None:
+        if self._scheduled is not None:
+            self._scheduled.cancel()
+            self._scheduled = None
+        if not self._pieces:
+            return
+        delta = self._pieces[0] if len(self._pieces) == 1 else "".join(self._pieces)
+        self._pieces = []
+        self._fanout.publish(
+            self._event,
+            {
+                "session_id": self._session_id,
+                "data": {"message_id": self._message_id, "delta": delta},
+            },
+        )
+
+
+def tokens_of(usage: Usage | None) -> dict[str, int]:
+    if usage is None:
+        return {}
+    return {
+        "input": usage.prompt_tokens,
+        "output": usage.completion_tokens,
+        "reasoning": usage.reasoning_tokens,
+        "cache_read": usage.cached_tokens,
+    }
+
+
+@dataclass
+class StepInput:
+    session_id: str
+    message_id: str
+    history: Sequence[dict[str, Any]]
+    system: str
+    tools: Sequence[ToolSpec]
+    model: dict[str, str]
+    start: list[Draft]  # published with step.started (input deliveries)
+    start_commit: Any = None  # their commit hook (inbox rows taken)
+    release: Any = None  # commit hook of a step.failed: the failure ends the turn
+
+
+async def run_step(
+    bus: DurableBus,
+    client: ChatClient,
+    step: StepInput,
+    *,
+    retry_scale: float = 1.0,
+    sleep: Sleep = asyncio.sleep,
+) -> StepOutcome:
+    sid, mid = step.session_id, step.message_id
+    out = StepOutcome(sid, mid)
+    started = draft(
+        sid, "session.step.started", {"message_id": mid, "agent": AGENT, "model": step.model}
+    )
+    await bus.publish([*step.start, started], commit=step.start_commit)
+    options = LoweringOptions(mistral=client.profile.mistral, system=step.system)
+    try:
+        body = client.build(lower_messages(step.history, options), tools=step.tools)
+    except PreflightError as exc:
+        log.error("preflight refused a request of %s: %s", sid, exc)
+        error = {"type": PREFLIGHT, "message": f"Desk refused to send an invalid request: {exc}"}
+        await bus.publish(
+            draft(sid, "session.step.failed", {"message_id": mid, "error": error}),
+            commit=step.release,
+        )
+        out.failed = True
+        return out
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            await _stream(bus, client, body, out)
+            return out
+        except ProviderError as exc:
+            if exc.output_started:
+                out.cut = True
+                out.finish = "cut"
+                return out
+            delay = retry_delay(attempt, exc)
+            if delay is None:
+                error = {"type": exc.kind, "message": exc.message}
+                await bus.publish(
+                    draft(sid, "session.step.failed", {"message_id": mid, "error": error}),
+                    commit=step.release,
+                )
+                out.failed = True
+                return out
+            if exc.retry_after is not None:
+                delay = max(delay * retry_scale, exc.retry_after)
+            else:
+                delay *= retry_scale
+            at = int((time.time() + delay) * 1000)
+            error = {"type": exc.kind, "message": exc.message}
+            await bus.publish(
+                draft(
+                    sid,
+                    "session.retry.scheduled",
+                    {"message_id": mid, "attempt": attempt, "at": at, "error": error},
+                )
+            )
+            await sleep(delay)
+
+
+async def _stream(
+    bus: DurableBus, client: ChatClient, body: dict[str, Any], out: StepOutcome
+) -> None:
+    session_id, mid = out.session_id, out.message_id
+    blocks = _Blocks(session_id, mid)
+    fanout = bus.fanout
+    deltas = _PageDeltas(fanout, session_id, mid)
+    streamed = False
+    usage: Usage | None = None
+    announced: dict[int, str] = {}
+    calls: list[ToolCall] = []
+    try:
+        async for event in client.stream_body(body):
+            if not streamed:
+                streamed = True
+                await bus.publish(draft(session_id, "session.step.streamed", {"message_id": mid}))
+            if isinstance(event, TextDelta | ReasoningDelta):
+                kind, ephemeral = _DELTAS[type(event)]
+                if blocks.kind != kind and blocks.pieces:
+                    # A block of the other kind ends here: it becomes durable.
+                    deltas.flush()
+                    await bus.publish(blocks.add(kind, event.text))
+                else:
+                    blocks.add(kind, event.text)
+                deltas.add(ephemeral, event.text)
+            elif isinstance(event, ToolCallStarted):
+                deltas.flush()
+                drafts = blocks.close()
+                drafts.append(
+                    draft(
+                        session_id,
+                        "session.tool.input.started",
+                        {"message_id": mid, "call_id": event.id, "name": event.name[:200]},
+                    )
+                )
+                announced[event.index] = event.id
+                await bus.publish(drafts)
+            elif isinstance(event, ToolCallDelta):
+                deltas.flush()
+                fanout.publish(
+                    "session.tool.input.delta",
+                    {
+                        "session_id": session_id,
+                        "data": {
+                            "message_id": mid,
+                            "call_id": announced.get(event.index, str(event.index)),
+                            "delta": event.arguments,
+                        },
+                    },
+                )
+            elif isinstance(event, ToolCall):
+                calls.append(event)
+            elif isinstance(event, Usage):
+                usage = event
+            elif isinstance(event, Finish):
+                out.finish = event.reason
+    finally:
+        # Whatever arrived is kept, also when the stream broke or the turn was interrupted.
+        deltas.flush()
+        rest = blocks.close()
+        if rest:
+            await asyncio.shield(bus.publish(rest))
+        out.text = "".join(blocks.text)
+    out.calls = [
+        PendingCall(mid, c.id or f"call_{mid}_{c.index}", c.name, c.arguments) for c in calls
+    ]
+    out.tokens = tokens_of(usage)
+    out.cost = usage.cost if usage is not None else None
+    if not out.finish:
+        out.finish = "tool_calls" if calls else "stop"

@@ -1,0 +1,2 @@
+"""The event-sourcing core: the durable bus, its fan-out, event shapes, the projector, ids
+and history reads."""

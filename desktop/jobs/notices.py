@@ -1,0 +1,164 @@
+"""Notices: how settled background work reaches its session, exactly once.
+
+A notice is a synthetic message, `<shell id="" state="" command="">…</shell>` or
+`<subagent sessionID="" state="" description="">…</subagent>`, whose message id is its
+marker's notification id. Admitting it is one bus request: the `session.synthetic` event,
+its inbox row (steer: the runner absorbs it at the next step) and the removal of the marker
+commit together. A second admission of the same id is refused by the projection (a message
+id exists once), so a crash anywhere, and any number of recoveries, deliver it once.
+
+Whether admitting wakes the session is the caller's rule (recovery admits without waking
+an idle session, a live completion wakes it), so it is a parameter here.
+"""
+
+from __future__ import annotations
+
+import html
+import sqlite3
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from desktop.events.bus import DurableBus, draft
+from desktop.events.errors import SessionError
+from desktop.jobs import markers
+from desktop.store import log
+from desktop.store import sessions as q
+from desktop.tools.output import OUTPUT_BUDGET, clean_output
+
+SERVER_RESTARTED = "Command cancelled because the server restarted"
+COMMAND_COMPLETED = "Command completed"
+COMMAND_FAILED = "Command failed"
+COMMAND_CANCELLED = "Command cancelled"
+SUBAGENT_NO_TEXT = "Subagent completed without a text response."
+SUBAGENT_FAILED = "Subagent failed"
+SUBAGENT_CANCELLED = "Subagent cancelled"
+
+Admission = Literal["admitted", "duplicate", "gone"]
+State = Literal["completed", "error", "cancelled"]
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    session_id: str
+    message_id: str
+    text: str
+    description: str
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+def _attr(value: str) -> str:
+    return html.escape(value, quote=True)
+
+
+def _body(text: str) -> str:
+    # Shell output is already cleaned to the budget; a subagent's answer is capped here.
+    return clean_output(text, OUTPUT_BUDGET).text
+
+
+def shell_notice(
+    marker: markers.Marker,
+    state: State,
+    body: str,
+    *,
+    metadata: Mapping[str, Any] | None = None,
+) -> Notice:
+    r = marker.recovery
+    assert isinstance(r, markers.ShellRecovery)
+    text = (
+        f'<shell id="{_attr(marker.id)}" state="{state}" command="{_attr(r.command)}">\n'
+        f"{_body(body)}\n</shell>"
+    )
+    return Notice(
+        r.session_id,
+        marker.notification_id,
+        text,
+        r.command[:1000],
+        {
+            "source": "shell",
+            "job_id": marker.id,
+            "job_key": r.job_key,
+            "call_id": r.call_id,
+            "state": state,
+            **(metadata or {}),
+        },
+    )
+
+
+def stored_shell_notice(marker: markers.Marker) -> Notice:
+    """The notice of a shell marker from what it stored alone (its job is gone): a marker
+    still `running` lost its work to the restart."""
+    if marker.status == "running":
+        return shell_notice(marker, "cancelled", SERVER_RESTARTED, metadata={"restarted": True})
+    if marker.status == "completed":
+        return shell_notice(marker, "completed", marker.output or COMMAND_COMPLETED)
+    if marker.status == "error":
+        return shell_notice(marker, "error", marker.error or COMMAND_FAILED)
+    return shell_notice(marker, "cancelled", COMMAND_CANCELLED)
+
+
+def subagent_notice(marker: markers.Marker, state: State, body: str | None = None) -> Notice:
+    r = marker.recovery
+    assert isinstance(r, markers.SubagentRecovery)
+    if body is None:
+        body = {
+            "completed": marker.output or SUBAGENT_NO_TEXT,
+            "error": marker.error or SUBAGENT_FAILED,
+            "cancelled": SUBAGENT_CANCELLED,
+        }[state]
+    text = (
+        f'<subagent sessionID="{_attr(r.child_id)}" state="{state}" '
+        f'description="{_attr(r.description)}">\n{_body(body)}\n</subagent>'
+    )
+    return Notice(
+        r.parent_id,
+        marker.notification_id,
+        text,
+        r.description[:1000],
+        {"source": "subagent", "child_id": r.child_id, "agent": r.agent, "state": state},
+    )
+
+
+async def admit(
+    bus: DurableBus, notice: Notice, *, wake: Callable[[str], None] | None = None
+) -> Admission:
+    """Admit `notice` and acknowledge its marker in one transaction; `wake` (the runner's)
+    is called after an admission that should start a turn. "duplicate": it was admitted
+    before (the marker is acknowledged now); "gone": its session no longer exists."""
+    created = log.now_ms()
+    data = {
+        "message_id": notice.message_id,
+        "text": notice.text,
+        "description": notice.description,
+        "metadata": dict(notice.metadata),
+    }
+
+    def commit(conn: sqlite3.Connection) -> None:
+        q.inbox_add(
+            conn,
+            inbox_id=notice.message_id,
+            session_id=notice.session_id,
+            mode="steer",
+            kind="synthetic",
+            data={k: data[k] for k in ("text", "description", "metadata")},
+            created=created,
+        )
+        markers.remove(conn, notice.message_id)
+
+    try:
+        await bus.publish(
+            draft(notice.session_id, "session.synthetic", data, created=created), commit=commit
+        )
+    except SessionError as exc:
+        outcome: Admission
+        if exc.type == "session.message_exists":
+            outcome = "duplicate"
+        elif exc.type == "session.not_found":
+            outcome = "gone"
+        else:
+            raise
+        await markers.MarkerStore(bus.store).remove(notice.message_id)
+        return outcome
+    if wake is not None:
+        wake(notice.session_id)
+    return "admitted"

@@ -1,0 +1,330 @@
+"""The job registry: work that a turn may wait for, hand to the background, or cancel.
+
+    job = await jobs.start(kind="shell", run=lambda: run_command(), recovery=ShellRecovery(...))
+    outcome = await jobs.block(job.id, session_id)   # the turn waits: "settled" | "backgrounded"
+    await jobs.background(job.id)                      # or: background_all(session_id)
+    info = await jobs.wait(job.id)                     # settled (or closed: still "running")
+
+A job is process-local (an asyncio task this registry owns), but recoverable work
+(`recovery` given) that is backgrounded owns a durable marker (see markers.py) until its
+notice is admitted. Every change of a job and of its marker happens under one lock, and the
+marker is written before anyone is told (a blocked turn released, a waiter woken), so what a
+waiter sees is already durable.
+
+Settlement: the run's return value is the output ("completed"); an exception is "error"
+(its text kept); a run that ends cancelled (the service stopping, its session interrupted)
+is "cancelled" in memory only: its marker keeps "running", so a successor recovers the work
+instead of reporting it cancelled. An explicit `cancel` is a decision and is recorded.
+Closing the registry cancels the runs without settling them (no promise of settlement after
+shutdown): waiters get the last snapshot, still "running".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+from collections import Counter
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from desktop.events.ids import derived_id, new_id
+from desktop.jobs.markers import Marker, MarkerStore, Recovery, Status
+from desktop.store.log import now_ms
+
+_log = logging.getLogger("desk.session.jobs")
+
+Run = Callable[[], Awaitable[str]]
+# Told of every change of a job (started, backgrounded, settled, cancelled), after it is
+# durable; it must not block (the service broadcasts an ephemeral event for the UI).
+Changed = Callable[["JobInfo"], None]
+
+
+@dataclass(frozen=True, slots=True)
+class JobInfo:
+    id: str
+    type: str
+    status: Status
+    started_at: int
+    title: str | None = None
+    completed_at: int | None = None
+    output: str | None = None
+    error: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    notification_id: str | None = None
+    background: bool = False
+    recovery: Recovery | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Blocked:
+    """How a `block` ended: the job settled, or it was moved to the background."""
+
+    kind: Literal["settled", "backgrounded"]
+    info: JobInfo
+
+
+@dataclass(eq=False)
+class _Job:
+    info: JobInfo
+    token: object
+    done: asyncio.Future[JobInfo]
+    backgrounded: asyncio.Future[JobInfo]
+    blocking: Counter[str] = field(default_factory=Counter)
+    task: asyncio.Task[None] | None = None
+
+
+def _error_text(exc: BaseException) -> str:
+    return str(exc) or type(exc).__name__
+
+
+def _marker(info: JobInfo) -> Marker | None:
+    if info.recovery is None or info.notification_id is None:
+        return None
+    return Marker(
+        info.id, info.notification_id, info.recovery, info.status, info.output, info.error
+    )
+
+
+class JobRegistry:
+    def __init__(self, markers: MarkerStore, on_change: Changed | None = None) -> None:
+        self.markers = markers
+        self.on_change = on_change
+        self._jobs: dict[str, _Job] = {}
+        self._lock = asyncio.Lock()
+        self._closed = False
+
+    def _changed(self, info: JobInfo) -> None:
+        if self.on_change is None:
+            return
+        try:
+            self.on_change(info)
+        except Exception:
+            _log.exception("a job change listener failed for %s", info.id)
+
+    # ----- reading ------------------------------------------------------------------------
+
+    def get(self, job_id: str) -> JobInfo | None:
+        job = self._jobs.get(job_id)
+        return None if job is None else job.info
+
+    def jobs(self, session_id: str | None = None) -> list[JobInfo]:
+        """Jobs known to this process, oldest first; with `session_id`, those whose
+        metadata names it (every job the session layer starts does)."""
+        infos = [j.info for j in self._jobs.values()]
+        if session_id is not None:
+            infos = [i for i in infos if i.metadata.get("session_id") == session_id]
+        return sorted(infos, key=lambda i: (i.started_at, i.id))
+
+    async def pending_background(self) -> list[Marker]:
+        return await self.markers.pending()
+
+    async def complete_background(self, notification_id: str) -> None:
+        """Acknowledge a marker whose notice was admitted elsewhere (or whose session is
+        gone). The normal path removes it inside the admitting transaction instead."""
+        await self.markers.remove(notification_id)
+
+    # ----- starting and settling ------------------------------------------------------------
+
+    async def start(
+        self,
+        *,
+        kind: str,
+        run: Run,
+        job_id: str | None = None,
+        title: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        recovery: Recovery | None = None,
+        notification_id: str | None = None,
+    ) -> JobInfo:
+        """Start `run()` as job `job_id` (a new id by default). A job of that id still
+        running is returned as it is: the same work never runs twice in one process."""
+        if self._closed:
+            raise RuntimeError("the job registry is closed")
+        key = job_id or new_id("job")
+        async with self._lock:
+            existing = self._jobs.get(key)
+            if existing is not None and existing.info.status == "running":
+                return existing.info
+            loop = asyncio.get_running_loop()
+            info = JobInfo(
+                key,
+                kind,
+                "running",
+                now_ms(),
+                title=title,
+                metadata=dict(metadata or {}),
+                notification_id=notification_id,
+                recovery=recovery,
+            )
+            job = _Job(info, object(), loop.create_future(), loop.create_future())
+            self._jobs[key] = job
+            job.task = asyncio.create_task(self._drive(key, job.token, run), name=key)
+        self._changed(info)
+        return info
+
+    async def _drive(self, job_id: str, token: object, run: Run) -> None:
+        try:
+            output = await run()
+        except asyncio.CancelledError:
+            await self._settle(job_id, token, "cancelled", None, None)
+            raise
+        except Exception as exc:
+            await self._settle(job_id, token, "error", None, _error_text(exc))
+        else:
+            await self._settle(job_id, token, "completed", output, None)
+
+    async def _settle(
+        self, job_id: str, token: object, status: Status, output: str | None, error: str | None
+    ) -> None:
+        if self._closed:
+            return  # shutdown: no settlement is promised, the markers stay as they are
+        async with self._lock:
+            job = self._jobs.get(job_id)
+            if job is None or job.token is not token or job.info.status != "running":
+                return
+            settled = dataclasses.replace(
+                job.info, status=status, completed_at=now_ms(), output=output, error=error
+            )
+            marker = _marker(settled)
+            # An interruption is not an outcome: the marker keeps "running" for recovery.
+            if marker is not None and status != "cancelled":
+                try:
+                    await self.markers.put([marker])
+                except Exception:
+                    _log.exception("could not record the result of job %s", job_id)
+            job.info = settled
+            job.blocking.clear()
+        _resolve(job.done, settled)
+        self._changed(settled)
+
+    # ----- observing ------------------------------------------------------------------------
+
+    async def wait(self, job_id: str, within: float | None = None) -> JobInfo | None:
+        """The job once settled (None: unknown). With `within`, at most that many seconds, then as
+        it is. Cancelling the caller cancels only the wait."""
+        job = self._jobs.get(job_id)
+        if job is None:
+            return None
+        if job.info.status != "running":
+            return job.info
+        with contextlib.suppress(TimeoutError):
+            return await asyncio.wait_for(asyncio.shield(job.done), within)
+        return job.info
+
+    async def block(self, job_id: str, session_id: str) -> Blocked | None:
+        """Wait as `session_id`'s turn: until the job settles or is moved to the background
+        (by `background`, or `background_all` for this session). None: unknown job."""
+        job = self._jobs.get(job_id)
+        if job is None:
+            return None
+        if job.info.status != "running":
+            return Blocked("settled", job.info)
+        if job.info.background:
+            return Blocked("backgrounded", job.info)
+        job.blocking[session_id] += 1
+        try:
+            # asyncio.wait never cancels what it waits on: the futures outlive this call.
+            await asyncio.wait([job.done, job.backgrounded], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            job.blocking[session_id] -= 1
+            if job.blocking[session_id] <= 0:
+                del job.blocking[session_id]
+        if job.backgrounded.done() and not job.done.done():
+            return Blocked("backgrounded", job.backgrounded.result())
+        return Blocked("settled", job.done.result())
+
+    # ----- handing over -----------------------------------------------------------------
+
+    def _mark(self, job: _Job) -> JobInfo:
+        info = job.info
+        notification_id = info.notification_id
+        if info.recovery is not None and notification_id is None:
+            # Derived from the job: a call that runs again after a restart (adopted while
+            # its first notice was already delivered) gets the same notice id, which the
+            # log refuses a second time. A random id here once delivered a notice twice.
+            notification_id = derived_id("msg", f"notice:{info.id}")
+        return dataclasses.replace(info, background=True, notification_id=notification_id)
+
+    async def background(self, job_id: str) -> JobInfo | None:
+        """Move a job to the background: its blocked turns are released and, for
+        recoverable work, the marker is written first. Recoverable work that already
+        settled is backgrounded too (its notice is still owed). None: nothing to move."""
+        async with self._lock:
+            job = self._jobs.get(job_id)
+            if job is None or (job.info.status != "running" and job.info.recovery is None):
+                return None
+            if job.info.background:
+                return job.info
+            moved = self._mark(job)
+            marker = _marker(moved)
+            if marker is not None:
+                await self.markers.put([marker])
+            job.info = moved
+            job.blocking.clear()
+        _resolve(job.backgrounded, moved)
+        self._changed(moved)
+        return moved
+
+    async def background_all(self, session_id: str, kind: str | None = None) -> list[JobInfo]:
+        """Background every running job `session_id`'s turn is blocked on (of `kind`, when
+        given); their markers are written in one transaction before anyone is released."""
+        async with self._lock:
+            chosen = [
+                job
+                for job in self._jobs.values()
+                if job.info.status == "running"
+                and not job.info.background
+                and (kind is None or job.info.type == kind)
+                and job.blocking[session_id] > 0
+            ]
+            moved = [self._mark(job) for job in chosen]
+            await self.markers.put([m for m in map(_marker, moved) if m is not None])
+            for job, info in zip(chosen, moved, strict=True):
+                job.info = info
+                job.blocking.clear()
+        for job, info in zip(chosen, moved, strict=True):
+            _resolve(job.backgrounded, info)
+            self._changed(info)
+        return moved
+
+    async def cancel(self, job_id: str) -> JobInfo | None:
+        """Cancel a running job on purpose: "cancelled" is recorded (in its marker too) and
+        its run is cancelled. A settled job is returned as it is; None: unknown."""
+        async with self._lock:
+            job = self._jobs.get(job_id)
+            if job is None:
+                return None
+            if job.info.status != "running":
+                return job.info
+            cancelled = dataclasses.replace(job.info, status="cancelled", completed_at=now_ms())
+            marker = _marker(cancelled)
+            if marker is not None:
+                await self.markers.put([marker])
+            job.info = cancelled
+            job.blocking.clear()
+        _resolve(job.done, cancelled)
+        self._changed(cancelled)
+        task = job.task
+        if task is not None and not task.done():
+            task.cancel()
+            if task is not asyncio.current_task():
+                await asyncio.gather(task, return_exceptions=True)
+        return cancelled
+
+    async def close(self) -> None:
+        """Cancel every run without settling it; waiters get the job as it was."""
+        self._closed = True
+        tasks = [j.task for j in self._jobs.values() if j.task is not None and not j.task.done()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for job in self._jobs.values():
+            _resolve(job.done, job.info)
+
+
+def _resolve(future: asyncio.Future[JobInfo], info: JobInfo) -> None:
+    if not future.done():
+        future.set_result(info)

@@ -1,1 +1,0 @@
-"""Background work: the job registry, its durable markers, notices and recovery."""
