@@ -21,7 +21,11 @@ export async function apiPayload(method, path, { body, headers } = {}) {
   try {
     response = await fetch(path, init)
   } catch (error) {
-    throw new ApiError(0, "network.unreachable", `The Desk service is unreachable (${error.message})`)
+    throw new ApiError(
+      0,
+      "network.unreachable",
+      `The Desk service is unreachable (${error.message})`,
+    )
   }
   if (response.status === 204) return null
   let payload
@@ -32,7 +36,11 @@ export async function apiPayload(method, path, { body, headers } = {}) {
   }
   if (!response.ok) {
     const detail = payload?.error ?? {}
-    throw new ApiError(response.status, detail.type ?? "http.error", detail.message ?? `HTTP ${response.status}`)
+    throw new ApiError(
+      response.status,
+      detail.type ?? "http.error",
+      detail.message ?? `HTTP ${response.status}`,
+    )
   }
   return payload
 }

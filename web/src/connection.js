@@ -92,13 +92,18 @@ export class ServiceConnection {
       // A durable event's `properties.position` is its SSE id. (MessageEvent.lastEventId
       // cannot tell: it keeps the last id for the ephemeral events that follow it.)
       const position = event.properties?.position
-      if (event.type !== "server.connected" && typeof event.properties?.seq === "number" && Number.isSafeInteger(position)) {
+      if (
+        event.type !== "server.connected" &&
+        typeof event.properties?.seq === "number" &&
+        Number.isSafeInteger(position)
+      ) {
         if (this.position !== null && position <= this.position) return // seen already
         this.position = position
       }
       if (event.type === "server.connected") {
         // A fresh stream starts at the head it reports: later reconnects resume from there.
-        if (!resumed && Number.isSafeInteger(event.properties?.position)) this.position = event.properties.position
+        if (!resumed && Number.isSafeInteger(event.properties?.position))
+          this.position = event.properties.position
         event.resumed = resumed
         this.attempt = 0
         this.#setState("connected")

@@ -41,7 +41,11 @@ const terminals = new TerminalManager({
   },
 })
 
-const chat = mountChat({ connection, sidebar: $("sessions-sidebar"), chat: $("chat-area"), toggle: $("sidebar-toggle"),
+const chat = mountChat({
+  connection,
+  sidebar: $("sessions-sidebar"),
+  chat: $("chat-area"),
+  toggle: $("sidebar-toggle"),
   openTerminal: (id) => terminals.openTerminal(id),
 })
 

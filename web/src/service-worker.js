@@ -35,7 +35,8 @@ export function wasControlledAtLoad() {
 function assetUrls() {
   const urls = new Set()
   for (const entry of performance.getEntriesByType("resource")) urls.add(entry.name)
-  for (const node of document.querySelectorAll("script[src], link[href]")) urls.add(node.src || node.href)
+  for (const node of document.querySelectorAll("script[src], link[href]"))
+    urls.add(node.src || node.href)
   return [...urls].filter((raw) => {
     const url = new URL(raw, location.href)
     return url.origin === location.origin && url.pathname.startsWith("/_assets/")

@@ -68,7 +68,10 @@ export function installTestHooks({ connection, terminals, chat }) {
         if (parsed) finish(performance.now() - start)
       })
       cleanup.push(() => renderSub.dispose())
-      const timer = setTimeout(() => finish(null, new Error(`"${text}" not shown within ${timeoutMs} ms`)), timeoutMs)
+      const timer = setTimeout(
+        () => finish(null, new Error(`"${text}" not shown within ${timeoutMs} ms`)),
+        timeoutMs,
+      )
       cleanup.push(() => clearTimeout(timer))
     })
 
@@ -85,7 +88,9 @@ export function installTestHooks({ connection, terminals, chat }) {
       order: [...terminals.order],
       // Groups in display order (key null: the default group) and each tab's status, so a
       // report of the state alone (the window probe's) shows what the strip shows.
-      groups: terminals.groups().map(({ key, ids }) => ({ group: key, label: groupLabel(key), terminals: ids })),
+      groups: terminals
+        .groups()
+        .map(({ key, ids }) => ({ group: key, label: groupLabel(key), terminals: ids })),
       tabs: terminals.order.map((id) => {
         const tab = terminals.tabs.get(id)
         return { id, title: tab.title, status: tab.status, group: groupKeyOf(tab.info) }

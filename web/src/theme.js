@@ -35,7 +35,14 @@ const SVG_NS = "http://www.w3.org/2000/svg"
 
 function svg(attributes, children) {
   const node = document.createElementNS(SVG_NS, "svg")
-  for (const [name, value] of Object.entries({ viewBox: "0 0 16 16", fill: "none", stroke: "currentColor", "stroke-width": "1.6", "aria-hidden": "true", ...attributes })) {
+  for (const [name, value] of Object.entries({
+    viewBox: "0 0 16 16",
+    fill: "none",
+    stroke: "currentColor",
+    "stroke-width": "1.6",
+    "aria-hidden": "true",
+    ...attributes,
+  })) {
     node.setAttribute(name, value)
   }
   for (const [tag, attrs] of children) {
@@ -49,9 +56,15 @@ function svg(attributes, children) {
 const SUN = () =>
   svg({ "stroke-linecap": "round" }, [
     ["circle", { cx: "8", cy: "8", r: "3" }],
-    ["path", { d: "M8 1v2M8 13v2M1 8h2M13 8h2M3 3l1.4 1.4M11.6 11.6L13 13M3 13l1.4-1.4M11.6 4.4L13 3" }],
+    [
+      "path",
+      { d: "M8 1v2M8 13v2M1 8h2M13 8h2M3 3l1.4 1.4M11.6 11.6L13 13M3 13l1.4-1.4M11.6 4.4L13 3" },
+    ],
   ])
-const MOON = () => svg({ "stroke-linejoin": "round" }, [["path", { d: "M13.5 10.5A6 6 0 0 1 5.5 2.5a6 6 0 1 0 8 8z" }]])
+const MOON = () =>
+  svg({ "stroke-linejoin": "round" }, [
+    ["path", { d: "M13.5 10.5A6 6 0 0 1 5.5 2.5a6 6 0 1 0 8 8z" }],
+  ])
 
 export function setupThemeToggle(button) {
   const render = () => {

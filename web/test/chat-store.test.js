@@ -55,25 +55,46 @@ async function loadedStore(rows, seq) {
 
 describe("page reads and live events", () => {
   test("an update event during an in-flight read survives the stale read (seq from the server)", async () => {
-    const { server, store, thread } = await loadedStore([assistant("msg_a", [{ type: "text", text: "original" }])], 2)
-    const replacement = [{ type: "text", text: "replacement" }, { type: "reasoning", text: "why", time: { created: 3 } }]
+    const { server, store, thread } = await loadedStore(
+      [assistant("msg_a", [{ type: "text", text: "original" }])],
+      2,
+    )
+    const replacement = [
+      { type: "text", text: "replacement" },
+      { type: "reasoning", text: "why", time: { created: 3 } },
+    ]
     const stale = store.openThread(SID, { force: true })
     const read = await server.next("/message")
-    store.handle("session.message.content.updated", event("session.message.content.updated", 3, { message_id: "msg_a", content: replacement }))
+    store.handle(
+      "session.message.content.updated",
+      event("session.message.content.updated", 3, { message_id: "msg_a", content: replacement }),
+    )
     expect(thread.message("msg_a").content).toEqual(replacement)
     // The read was taken at seq 2, before the edit.
-    read.resolve({ data: [assistant("msg_a", [{ type: "text", text: "original" }])], cursor: { previous: null }, seq: 2 })
+    read.resolve({
+      data: [assistant("msg_a", [{ type: "text", text: "original" }])],
+      cursor: { previous: null },
+      seq: 2,
+    })
     await stale
     expect(thread.message("msg_a").content).toEqual(replacement)
   })
 
   test("an update event during an in-flight read survives the stale read (server without seq)", async () => {
-    const { server, store, thread } = await loadedStore([assistant("msg_a", [{ type: "text", text: "original" }])])
+    const { server, store, thread } = await loadedStore([
+      assistant("msg_a", [{ type: "text", text: "original" }]),
+    ])
     const replacement = [{ type: "text", text: "replacement" }]
     const stale = store.openThread(SID, { force: true })
     const read = await server.next("/message")
-    store.handle("x", event("session.message.content.updated", 3, { message_id: "msg_a", content: replacement }))
-    read.resolve({ data: [assistant("msg_a", [{ type: "text", text: "original" }])], cursor: { previous: null } })
+    store.handle(
+      "x",
+      event("session.message.content.updated", 3, { message_id: "msg_a", content: replacement }),
+    )
+    read.resolve({
+      data: [assistant("msg_a", [{ type: "text", text: "original" }])],
+      cursor: { previous: null },
+    })
     await stale
     expect(thread.message("msg_a").content).toEqual(replacement)
   })
@@ -85,11 +106,20 @@ describe("page reads and live events", () => {
     const read = await server.next("/message")
     // The page was read at seq 5, after the text part was appended; the stream delivers the
     // append (seq 5) only after the read answered.
-    read.resolve({ data: [assistant("msg_a", [{ type: "text", text: "one" }], undefined)], cursor: { previous: null }, seq: 5 })
+    read.resolve({
+      data: [assistant("msg_a", [{ type: "text", text: "one" }], undefined)],
+      cursor: { previous: null },
+      seq: 5,
+    })
     await opened
     store.handle("x", event("session.text", 5, { message_id: "msg_a", text: "one" }))
     store.handle("x", event("session.text", 6, { message_id: "msg_a", text: "two" }))
-    expect(store.thread(SID).message("msg_a").content.map((p) => p.text)).toEqual(["one", "two"])
+    expect(
+      store
+        .thread(SID)
+        .message("msg_a")
+        .content.map((p) => p.text),
+    ).toEqual(["one", "two"])
   })
 
   test("messages created live while the first page is read stay after the page", async () => {
@@ -97,8 +127,15 @@ describe("page reads and live events", () => {
     const store = createChatStore({ request: server.request })
     const opened = store.openThread(SID)
     const read = await server.next("/message")
-    store.handle("x", event("session.prompted", 4, { message_id: "msg_new", text: "hi", mode: "queue" }))
-    read.resolve({ data: [{ id: "msg_old", type: "user", text: "old", time: { created: 1 } }], cursor: { previous: null }, seq: 3 })
+    store.handle(
+      "x",
+      event("session.prompted", 4, { message_id: "msg_new", text: "hi", mode: "queue" }),
+    )
+    read.resolve({
+      data: [{ id: "msg_old", type: "user", text: "old", time: { created: 1 } }],
+      cursor: { previous: null },
+      seq: 3,
+    })
     await opened
     expect(store.thread(SID).ids.value).toEqual(["msg_old", "msg_new"])
   })
@@ -108,7 +145,14 @@ describe("page reads and live events", () => {
     const e = event("session.prompted", 1, { message_id: "u1", text: "hi", mode: "queue" })
     store.handle("x", e)
     store.handle("x", e)
-    store.handle("x", event("session.step.started", 2, { message_id: "a1", agent: "build", model: { id: "m", provider_id: "p" } }))
+    store.handle(
+      "x",
+      event("session.step.started", 2, {
+        message_id: "a1",
+        agent: "build",
+        model: { id: "m", provider_id: "p" },
+      }),
+    )
     const text = event("session.text", 3, { message_id: "a1", text: "answer" })
     store.handle("x", text)
     store.handle("x", text)
@@ -125,12 +169,27 @@ describe("event application", () => {
       event("session.prompted", 1, { message_id: "u1", text: "list files", mode: "queue" }, 10),
       event("session.step.started", 2, { message_id: "a1", agent: "build", model }, 11),
       event("session.reasoning", 3, { message_id: "a1", text: "think" }, 12),
-      event("session.tool.input.started", 4, { message_id: "a1", call_id: "c1", name: "shell" }, 13),
-      event("session.tool.called", 5, { message_id: "a1", call_id: "c1", name: "shell", input: { command: "ls" } }, 14),
+      event(
+        "session.tool.input.started",
+        4,
+        { message_id: "a1", call_id: "c1", name: "shell" },
+        13,
+      ),
+      event(
+        "session.tool.called",
+        5,
+        { message_id: "a1", call_id: "c1", name: "shell", input: { command: "ls" } },
+        14,
+      ),
       event("session.tool.success", 6, { message_id: "a1", call_id: "c1", content: "a\nb" }, 15),
       event("session.text", 7, { message_id: "a1", text: "Two files." }, 16),
       event("session.step.streamed", 8, { message_id: "a1" }, 17),
-      event("session.step.ended", 9, { message_id: "a1", finish: "stop", tokens: { input: 5, output: 3 }, cost: 0.5 }, 18),
+      event(
+        "session.step.ended",
+        9,
+        { message_id: "a1", finish: "stop", tokens: { input: 5, output: 3 }, cost: 0.5 },
+        18,
+      ),
     ]
     for (const e of events) store.handle(e.type, e)
     expect(thread.list()).toEqual([
@@ -160,8 +219,18 @@ describe("event application", () => {
   })
 
   test("a restarted step clears the result and time.streamed", async () => {
-    const { store, thread } = await loadedStore([{ ...assistant("a1", []), finish: "stop", time: { created: 1, streamed: 2, completed: 3 } }], 3)
-    store.handle("x", event("session.step.started", 4, { message_id: "a1", agent: "build", model: { id: "m", provider_id: "p" } }))
+    const { store, thread } = await loadedStore(
+      [{ ...assistant("a1", []), finish: "stop", time: { created: 1, streamed: 2, completed: 3 } }],
+      3,
+    )
+    store.handle(
+      "x",
+      event("session.step.started", 4, {
+        message_id: "a1",
+        agent: "build",
+        model: { id: "m", provider_id: "p" },
+      }),
+    )
     expect(thread.message("a1").time).toEqual({ created: 1 })
     expect(thread.message("a1").finish).toBeUndefined()
   })
@@ -170,8 +239,16 @@ describe("event application", () => {
     const server = fakeServer()
     const store = createChatStore({ request: server.request })
     store.handle("x", event("session.created", 1, { title: "T", directory: "/tmp" }))
-    store.handle("x", event("session.step.failed", 2, { message_id: "a1", error: { type: "x", message: "boom" } }))
-    expect(store.sessions.value[0]).toMatchObject({ id: SID, status: "error", title: "T", directory: "/tmp" })
+    store.handle(
+      "x",
+      event("session.step.failed", 2, { message_id: "a1", error: { type: "x", message: "boom" } }),
+    )
+    expect(store.sessions.value[0]).toMatchObject({
+      id: SID,
+      status: "error",
+      title: "T",
+      directory: "/tmp",
+    })
     expect(store.thread(SID).ids.value).toEqual([])
   })
 
@@ -190,13 +267,36 @@ describe("event application", () => {
   test("a session list read does not undo a live rename or resurrect a live delete", async () => {
     const server = fakeServer()
     const store = createChatStore({ request: server.request })
-    store.handle("x", { ...event("session.created", 1, { title: "A", directory: "/a" }), session_id: "s_a", aggregate_id: "s_a" })
-    store.handle("x", { ...event("session.created", 1, { title: "B", directory: "/b" }), session_id: "s_b", aggregate_id: "s_b" })
+    store.handle("x", {
+      ...event("session.created", 1, { title: "A", directory: "/a" }),
+      session_id: "s_a",
+      aggregate_id: "s_a",
+    })
+    store.handle("x", {
+      ...event("session.created", 1, { title: "B", directory: "/b" }),
+      session_id: "s_b",
+      aggregate_id: "s_b",
+    })
     const loading = store.loadSessions()
     const read = await server.next("/api/session")
-    store.handle("x", { ...event("session.updated", 2, { title: "A2" }), session_id: "s_a", aggregate_id: "s_a" })
-    store.handle("x", { ...event("session.deleted", 2, {}), session_id: "s_b", aggregate_id: "s_b" })
-    const row = (id, title) => ({ id, title, directory: "/", status: "idle", parent_id: null, time: { created: 1, updated: 1 } })
+    store.handle("x", {
+      ...event("session.updated", 2, { title: "A2" }),
+      session_id: "s_a",
+      aggregate_id: "s_a",
+    })
+    store.handle("x", {
+      ...event("session.deleted", 2, {}),
+      session_id: "s_b",
+      aggregate_id: "s_b",
+    })
+    const row = (id, title) => ({
+      id,
+      title,
+      directory: "/",
+      status: "idle",
+      parent_id: null,
+      time: { created: 1, updated: 1 },
+    })
     read.resolve({ data: [row("s_a", "A"), row("s_b", "B"), row("s_c", "C")] })
     await loading
     expect(store.sessions.value.map((s) => s.title).sort()).toEqual(["A2", "C"])
@@ -207,11 +307,20 @@ describe("paging", () => {
   test("the latest page first, older pages prepended in order until the cursor ends", async () => {
     const server = fakeServer()
     const store = createChatStore({ request: server.request })
-    const user = (n) => ({ id: `m${String(n).padStart(3, "0")}`, type: "user", text: `#${n}`, time: { created: n } })
+    const user = (n) => ({
+      id: `m${String(n).padStart(3, "0")}`,
+      type: "user",
+      text: `#${n}`,
+      time: { created: n },
+    })
     const opened = store.openThread(SID)
     const first = await server.next("/message")
     expect(first.path).toBe(`/api/session/${SID}/message?limit=${PAGE_SIZE}`)
-    first.resolve({ data: Array.from({ length: 50 }, (_, i) => user(70 + i)), cursor: { previous: "c70" }, seq: 120 })
+    first.resolve({
+      data: Array.from({ length: 50 }, (_, i) => user(70 + i)),
+      cursor: { previous: "c70" },
+      seq: 120,
+    })
     await opened
     const t = store.thread(SID)
     expect(t.older.value).toMatchObject({ cursor: "c70", done: false })
@@ -220,11 +329,19 @@ describe("paging", () => {
     expect(await store.loadOlder(SID)).toBe(false) // one older read at a time
     const second = await server.next("/message")
     expect(second.path).toBe(`/api/session/${SID}/message?limit=${PAGE_SIZE}&before=c70`)
-    second.resolve({ data: Array.from({ length: 50 }, (_, i) => user(20 + i)), cursor: { previous: "c20" }, seq: 120 })
+    second.resolve({
+      data: Array.from({ length: 50 }, (_, i) => user(20 + i)),
+      cursor: { previous: "c20" },
+      seq: 120,
+    })
     await older
 
     const last = store.loadOlder(SID)
-    ;(await server.next("before=c20")).resolve({ data: Array.from({ length: 20 }, (_, i) => user(i)), cursor: { previous: null }, seq: 120 })
+    ;(await server.next("before=c20")).resolve({
+      data: Array.from({ length: 20 }, (_, i) => user(i)),
+      cursor: { previous: null },
+      seq: 120,
+    })
     await last
     expect(t.ids.value).toEqual(Array.from({ length: 120 }, (_, i) => user(i).id))
     expect(t.older.value.done).toBe(true)
@@ -232,12 +349,25 @@ describe("paging", () => {
   })
 
   test("a live event for a message on a page not loaded yet is ignored, and its page brings the state", async () => {
-    const { server, store, thread } = await loadedStore([{ id: "u9", type: "user", text: "new", time: { created: 9 } }], 9)
+    const { server, store, thread } = await loadedStore(
+      [{ id: "u9", type: "user", text: "new", time: { created: 9 } }],
+      9,
+    )
     thread.older.value = { cursor: "c9", loading: false, done: false }
-    store.handle("x", event("session.message.content.updated", 10, { message_id: "a1", content: [{ type: "text", text: "edited" }] }))
+    store.handle(
+      "x",
+      event("session.message.content.updated", 10, {
+        message_id: "a1",
+        content: [{ type: "text", text: "edited" }],
+      }),
+    )
     expect(thread.messages.has("a1")).toBe(false)
     const older = store.loadOlder(SID)
-    ;(await server.next("before=c9")).resolve({ data: [assistant("a1", [{ type: "text", text: "edited" }])], cursor: { previous: null }, seq: 10 })
+    ;(await server.next("before=c9")).resolve({
+      data: [assistant("a1", [{ type: "text", text: "edited" }])],
+      cursor: { previous: null },
+      seq: 10,
+    })
     await older
     expect(thread.ids.value).toEqual(["a1", "u9"])
     expect(thread.message("a1").content[0].text).toBe("edited")
@@ -246,7 +376,10 @@ describe("paging", () => {
 
 describe("actions", () => {
   test("editing sends PATCH with the new content and shows the answer at once", async () => {
-    const { server, store, thread } = await loadedStore([assistant("a1", [{ type: "text", text: "old" }])], 3)
+    const { server, store, thread } = await loadedStore(
+      [assistant("a1", [{ type: "text", text: "old" }])],
+      3,
+    )
     const editing = store.editMessage(SID, "a1", [{ type: "text", text: "new" }])
     const call = await server.next("/message/a1")
     expect(call.method).toBe("PATCH")
@@ -255,7 +388,13 @@ describe("actions", () => {
     await editing
     expect(thread.message("a1").content[0].text).toBe("new")
     // The edit's own event then arrives and changes nothing further.
-    store.handle("x", event("session.message.content.updated", 4, { message_id: "a1", content: [{ type: "text", text: "new" }] }))
+    store.handle(
+      "x",
+      event("session.message.content.updated", 4, {
+        message_id: "a1",
+        content: [{ type: "text", text: "new" }],
+      }),
+    )
     expect(thread.message("a1").content).toEqual([{ type: "text", text: "new" }])
   })
 
@@ -263,8 +402,16 @@ describe("actions", () => {
     const server = fakeServer()
     const store = createChatStore({ request: server.request })
     const loading = store.loadSessions()
-    const row = (id, directory, updated) => ({ id, title: id, directory, status: "idle", time: { created: 1, updated } })
-    ;(await server.next("/api/session")).resolve({ data: [row("a", "/x", 1), row("b", "/y", 3), row("c", "/x", 2)] })
+    const row = (id, directory, updated) => ({
+      id,
+      title: id,
+      directory,
+      status: "idle",
+      time: { created: 1, updated },
+    })
+    ;(await server.next("/api/session")).resolve({
+      data: [row("a", "/x", 1), row("b", "/y", 3), row("c", "/x", 2)],
+    })
     await loading
     expect(store.recentFolders.value).toEqual(["/y", "/x"])
   })
@@ -272,17 +419,30 @@ describe("actions", () => {
 
 describe("resync", () => {
   test("after missed events every open thread is re-read in place, dropping what it had", async () => {
-    const { server, store, thread } = await loadedStore([{ id: "u1", type: "user", text: "kept?", time: { created: 1 } }], 1)
+    const { server, store, thread } = await loadedStore(
+      [{ id: "u1", type: "user", text: "kept?", time: { created: 1 } }],
+      1,
+    )
     const resync = store.resync()
     ;(await server.next("/api/session")).resolve({ data: [] })
-    ;(await server.next("/message")).resolve({ data: [{ id: "u2", type: "user", text: "fresh", time: { created: 2 } }], cursor: { previous: null }, seq: 5 })
+    ;(await server.next("/message")).resolve({
+      data: [{ id: "u2", type: "user", text: "fresh", time: { created: 2 } }],
+      cursor: { previous: null },
+      seq: 5,
+    })
     await resync
     expect(store.thread(SID)).toBe(thread) // views hold this object
     expect(thread.ids.value).toEqual(["u2"])
     expect(thread.chunks.value.map((c) => c.ids.value)).toEqual([["u2"]])
     // A live event at or below the read's seq is already in it.
-    store.handle("x", event("session.prompted", 5, { message_id: "u2", text: "fresh", mode: "queue" }))
-    store.handle("x", event("session.prompted", 6, { message_id: "u3", text: "new", mode: "queue" }))
+    store.handle(
+      "x",
+      event("session.prompted", 5, { message_id: "u2", text: "fresh", mode: "queue" }),
+    )
+    store.handle(
+      "x",
+      event("session.prompted", 6, { message_id: "u3", text: "new", mode: "queue" }),
+    )
     expect(thread.ids.value).toEqual(["u2", "u3"])
   })
 })

@@ -7,7 +7,8 @@ const SID = "ses_1"
 /** A fake server whose requests wait until the test answers them (reads held in flight). */
 function fakeServer() {
   const calls = []
-  const request = (method, path, body) => new Promise((resolve, reject) => calls.push({ method, path, body, resolve, reject }))
+  const request = (method, path, body) =>
+    new Promise((resolve, reject) => calls.push({ method, path, body, resolve, reject }))
   const next = async (match) => {
     for (let i = 0; i < 100; i++) {
       const index = calls.findIndex((c) => !c.taken && c.path.includes(match))
@@ -34,7 +35,14 @@ const job = (id, status, extra = {}) => ({
 })
 const jobEvent = (j) => ({ session_id: SID, data: { job: j } })
 let seq = 0
-const durable = (type, data) => ({ type, session_id: SID, aggregate_id: SID, seq: ++seq, created: seq, data })
+const durable = (type, data) => ({
+  type,
+  session_id: SID,
+  aggregate_id: SID,
+  seq: ++seq,
+  created: seq,
+  data,
+})
 
 async function loaded(server, store, { jobs = [], permissions = [] } = {}) {
   const loading = store.load(SID)
@@ -77,7 +85,9 @@ describe("jobs", () => {
   test("cancel and background post to their routes and apply the answer", async () => {
     const server = fakeServer()
     const store = createJobsStore({ request: server.request })
-    await loaded(server, store, { jobs: [job("a", "running"), job("b", "running", { background: false })] })
+    await loaded(server, store, {
+      jobs: [job("a", "running"), job("b", "running", { background: false })],
+    })
     const cancelling = store.cancel(SID, "a")
     const cancel = await server.next("/jobs/a/cancel")
     expect(cancel.method).toBe("POST")
@@ -95,13 +105,27 @@ describe("jobs", () => {
 })
 
 describe("permissions", () => {
-  const asked = (call) => durable("session.permission.asked", { message_id: "msg_1", call_id: call, tool: "shell", input: { command: "ls" } })
-  const replied = (call) => durable("session.permission.replied", { message_id: "msg_1", call_id: call, tool: "shell", reply: "once" })
+  const asked = (call) =>
+    durable("session.permission.asked", {
+      message_id: "msg_1",
+      call_id: call,
+      tool: "shell",
+      input: { command: "ls" },
+    })
+  const replied = (call) =>
+    durable("session.permission.replied", {
+      message_id: "msg_1",
+      call_id: call,
+      tool: "shell",
+      reply: "once",
+    })
 
   test("a read shows the waiting calls; asked adds once, replied removes", async () => {
     const server = fakeServer()
     const store = createJobsStore({ request: server.request })
-    await loaded(server, store, { permissions: [{ message_id: "msg_0", call_id: "c0", tool: "edit", input: {}, diff: "+x" }] })
+    await loaded(server, store, {
+      permissions: [{ message_id: "msg_0", call_id: "c0", tool: "edit", input: {}, diff: "+x" }],
+    })
     const s = store.of(SID)
     store.handle("session.permission.asked", asked("c1"))
     store.handle("session.permission.asked", asked("c1")) // replayed
@@ -118,7 +142,9 @@ describe("permissions", () => {
     store.handle("session.permission.asked", asked("c1"))
     store.handle("session.permission.replied", replied("c1"))
     ;(await server.next("/jobs")).resolve({ data: [] })
-    ;(await server.next("/permission")).resolve({ data: [{ message_id: "msg_1", call_id: "c1", tool: "shell", input: {} }] })
+    ;(await server.next("/permission")).resolve({
+      data: [{ message_id: "msg_1", call_id: "c1", tool: "shell", input: {} }],
+    })
     await reading
     expect(store.of(SID).permissions.value).toEqual([])
   })
@@ -153,7 +179,8 @@ describe("permissions", () => {
 
 describe("helpers", () => {
   test("a shell notice gives its unescaped command and its output", () => {
-    const text = '<shell id="job:s:c" state="completed" command="echo &quot;a&amp;b&quot; &lt;x&gt;">\nhi\n<b>not html</b>\n[exit code 0]\n</shell>'
+    const text =
+      '<shell id="job:s:c" state="completed" command="echo &quot;a&amp;b&quot; &lt;x&gt;">\nhi\n<b>not html</b>\n[exit code 0]\n</shell>'
     expect(parseNotice(text)).toEqual({
       kind: "shell",
       attrs: { id: "job:s:c", state: "completed", command: 'echo "a&b" <x>' },
@@ -163,14 +190,9 @@ describe("helpers", () => {
   })
 
   test("diff lines are tagged for colouring", () => {
-    expect(diffLines("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-old\n+new\n same").map((l) => l.kind)).toEqual([
-      "meta",
-      "meta",
-      "hunk",
-      "del",
-      "add",
-      "context",
-    ])
+    expect(
+      diffLines("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-old\n+new\n same").map((l) => l.kind),
+    ).toEqual(["meta", "meta", "hunk", "del", "add", "context"])
   })
 
   test("elapsed time reads as seconds, minutes, hours", () => {

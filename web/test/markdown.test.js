@@ -15,15 +15,21 @@ describe("renderMarkdown", () => {
   })
 
   test("javascript: and data: links lose their href; http links open outside with noopener", () => {
-    const div = dom("[a](javascript:alert(1)) [b](data:text/html,<b>x</b>) [c](https://example.com/x) [d](/api/pty)")
+    const div = dom(
+      "[a](javascript:alert(1)) [b](data:text/html,<b>x</b>) [c](https://example.com/x) [d](/api/pty)",
+    )
     const links = [...div.querySelectorAll("a")]
     const hrefs = links.map((a) => a.getAttribute("href"))
     expect(hrefs.filter(Boolean)).toEqual(["https://example.com/x"])
     const safe = links.find((a) => a.getAttribute("href"))
     expect(safe.getAttribute("target")).toBe("_blank")
     expect(safe.getAttribute("rel")).toBe("noopener noreferrer")
-    const raw = dom('[a](javascript:alert(1)) <a href="javascript:alert(1)">x</a> <https://ok.example>')
-    expect([...raw.querySelectorAll("[href]")].map((a) => a.getAttribute("href"))).toEqual(["https://ok.example"])
+    const raw = dom(
+      '[a](javascript:alert(1)) <a href="javascript:alert(1)">x</a> <https://ok.example>',
+    )
+    expect([...raw.querySelectorAll("[href]")].map((a) => a.getAttribute("href"))).toEqual([
+      "https://ok.example",
+    ])
   })
 
   test("images are not loaded", () => {
@@ -31,7 +37,10 @@ describe("renderMarkdown", () => {
   })
 
   test("a closed fence naming a registered language is highlighted; others are escaped text", () => {
-    expect(dom("```python\ndef f(): pass\n```").querySelector("code.language-python .hljs-keyword")?.textContent).toBe("def")
+    expect(
+      dom("```python\ndef f(): pass\n```").querySelector("code.language-python .hljs-keyword")
+        ?.textContent,
+    ).toBe("def")
     expect(dom("```\ndef f(): pass\n```").querySelector(".hljs-keyword")).toBeNull()
     expect(dom("```cobol\nMOVE A TO B\n```").querySelector("[class^=hljs]")).toBeNull()
     const open = dom("```python\ndef f(): pass")
@@ -89,7 +98,9 @@ describe("StreamingMarkdown", () => {
     // The committed block is the same node, never re-rendered.
     expect([...element.querySelectorAll(".md-block")]).toEqual(committed)
     expect(renderer.renders.committed).toBe(2)
-    expect(element.querySelector(".md-tail").textContent.trim()).toBe("Second para grows and grows.")
+    expect(element.querySelector(".md-tail").textContent.trim()).toBe(
+      "Second para grows and grows.",
+    )
     // Each frame parses only the text after the committed blocks.
     expect(renderer.committed).toBe("# Title\n\nFirst paragraph.\n\n".length)
   })
@@ -106,7 +117,8 @@ describe("StreamingMarkdown", () => {
 
   test("finish renders the whole text once, as a full render would", () => {
     const { element, renderer, frame } = harness()
-    const text = "# A\n\n- one\n- two\n\nSee [x][ref].\n\n```python\nprint(1)\n```\n\n[ref]: https://example.com\n"
+    const text =
+      "# A\n\n- one\n- two\n\nSee [x][ref].\n\n```python\nprint(1)\n```\n\n[ref]: https://example.com\n"
     for (let i = 1; i <= text.length; i += 7) {
       renderer.update(text.slice(0, i))
       frame()
@@ -114,7 +126,12 @@ describe("StreamingMarkdown", () => {
     renderer.finish(text)
     const full = document.createElement("div")
     full.innerHTML = renderMarkdown(text) // sanitized
-    expect(element.innerHTML.replaceAll('<button type="button" class="code-copy" aria-label="Copy code">Copy</button>', "")).toBe(full.innerHTML)
+    expect(
+      element.innerHTML.replaceAll(
+        '<button type="button" class="code-copy" aria-label="Copy code">Copy</button>',
+        "",
+      ),
+    ).toBe(full.innerHTML)
     expect(renderer.renders.full).toBe(1)
     expect(element.querySelector("a").getAttribute("href")).toBe("https://example.com")
   })

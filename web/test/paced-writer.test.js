@@ -155,7 +155,11 @@ describe("PacedWriter", () => {
     const idle = fakeIdle()
     let clock = 10_000
     let lastKey = clock
-    const writer = new PacedWriter(term, () => true, { idle, now: () => clock, typingAgo: () => clock - lastKey })
+    const writer = new PacedWriter(term, () => true, {
+      idle,
+      now: () => clock,
+      typingAgo: () => clock - lastKey,
+    })
     writer.write("a", () => {})
     writer.write("b", () => {})
     idle.runIdle()

@@ -8,7 +8,17 @@ import { turnUsage, usageText } from "../src/chat/usage.js"
 
 const SID = "ses_1"
 let position = 0
-const event = (type, seq, data) => ({ position: ++position, id: `evt_${position}`, type, session_id: SID, aggregate_id: SID, seq, version: 1, created: seq, data })
+const event = (type, seq, data) => ({
+  position: ++position,
+  id: `evt_${position}`,
+  type,
+  session_id: SID,
+  aggregate_id: SID,
+  seq,
+  version: 1,
+  created: seq,
+  data,
+})
 const MODEL = { id: "m", provider_id: "p" }
 
 /** A store whose requests answer from `routes` (path prefix -> payload), recording each call. */
@@ -16,7 +26,9 @@ function storeWith(routes = {}) {
   const calls = []
   const request = async (method, path, body) => {
     calls.push({ method, path, body })
-    const key = Object.keys(routes).find((k) => path.startsWith(k) || `${method} ${path}`.startsWith(k))
+    const key = Object.keys(routes).find(
+      (k) => path.startsWith(k) || `${method} ${path}`.startsWith(k),
+    )
     const answer = routes[key]
     if (answer instanceof Error) throw answer
     return typeof answer === "function" ? answer(body) : (answer ?? { data: null })
@@ -25,7 +37,9 @@ function storeWith(routes = {}) {
 }
 
 async function opened(rows = [], seq = 0) {
-  const { store, calls } = storeWith({ [`/api/session/${SID}/message`]: { data: rows, cursor: { previous: null }, seq } })
+  const { store, calls } = storeWith({
+    [`/api/session/${SID}/message`]: { data: rows, cursor: { previous: null }, seq },
+  })
   await store.openThread(SID)
   return { store, calls, thread: store.thread(SID) }
 }
@@ -33,28 +47,65 @@ async function opened(rows = [], seq = 0) {
 describe("live reasoning", () => {
   test("reasoning deltas accumulate per message and the durable reasoning part replaces them", async () => {
     const { store, thread } = await opened()
-    store.handle("x", event("session.step.started", 1, { message_id: "a1", agent: "build", model: MODEL }))
-    store.handle("session.reasoning.delta", { session_id: SID, data: { message_id: "a1", delta: "Look " } })
-    store.handle("session.reasoning.delta", { session_id: SID, data: { message_id: "a1", delta: "first." } })
+    store.handle(
+      "x",
+      event("session.step.started", 1, { message_id: "a1", agent: "build", model: MODEL }),
+    )
+    store.handle("session.reasoning.delta", {
+      session_id: SID,
+      data: { message_id: "a1", delta: "Look " },
+    })
+    store.handle("session.reasoning.delta", {
+      session_id: SID,
+      data: { message_id: "a1", delta: "first." },
+    })
     store.handle("session.text.delta", { session_id: SID, data: { message_id: "a1", delta: "Hi" } })
     expect(thread.reasoningOf("a1").value).toBe("Look first.")
     expect(thread.streamOf("a1").value).toBe("Hi")
     store.handle("x", event("session.reasoning", 2, { message_id: "a1", text: "Look first." }))
     expect(thread.reasoningOf("a1").value).toBe("")
     expect(thread.streamOf("a1").value).toBe("Hi") // the text block is still open
-    expect(thread.message("a1").content).toEqual([{ type: "reasoning", text: "Look first.", time: { created: 2 } }])
+    expect(thread.message("a1").content).toEqual([
+      { type: "reasoning", text: "Look first.", time: { created: 2 } },
+    ])
   })
 
   test("a failed step drops what streamed; tool argument deltas last until the call is made", async () => {
     const { store, thread } = await opened()
-    store.handle("x", event("session.step.started", 1, { message_id: "a1", agent: "build", model: MODEL }))
-    store.handle("x", event("session.tool.input.started", 2, { message_id: "a1", call_id: "c1", name: "shell" }))
-    store.handle("session.tool.input.delta", { session_id: SID, data: { message_id: "a1", call_id: "c1", delta: '{"comm' } })
+    store.handle(
+      "x",
+      event("session.step.started", 1, { message_id: "a1", agent: "build", model: MODEL }),
+    )
+    store.handle(
+      "x",
+      event("session.tool.input.started", 2, { message_id: "a1", call_id: "c1", name: "shell" }),
+    )
+    store.handle("session.tool.input.delta", {
+      session_id: SID,
+      data: { message_id: "a1", call_id: "c1", delta: '{"comm' },
+    })
     expect(thread.toolInputOf("c1").value).toBe('{"comm')
-    store.handle("x", event("session.tool.called", 3, { message_id: "a1", call_id: "c1", name: "shell", input: { command: "ls" } }))
+    store.handle(
+      "x",
+      event("session.tool.called", 3, {
+        message_id: "a1",
+        call_id: "c1",
+        name: "shell",
+        input: { command: "ls" },
+      }),
+    )
     expect(thread.toolInputOf("c1").value).toBe("")
-    store.handle("session.text.delta", { session_id: SID, data: { message_id: "a1", delta: "par" } })
-    store.handle("x", event("session.step.failed", 4, { message_id: "a1", error: { type: "provider.timeout", message: "t" } }))
+    store.handle("session.text.delta", {
+      session_id: SID,
+      data: { message_id: "a1", delta: "par" },
+    })
+    store.handle(
+      "x",
+      event("session.step.failed", 4, {
+        message_id: "a1",
+        error: { type: "provider.timeout", message: "t" },
+      }),
+    )
     expect(thread.streamOf("a1").value).toBe("")
   })
 })
@@ -64,7 +115,10 @@ describe("status, retry and queued prompts", () => {
     const { store } = await opened()
     store.handle("x", event("session.created", 1, { title: "T", directory: "/" }))
     store.handle("session.status", { session_id: SID, data: { status: "busy" } })
-    store.handle("x", event("session.step.started", 2, { message_id: "a1", agent: "build", model: MODEL }))
+    store.handle(
+      "x",
+      event("session.step.started", 2, { message_id: "a1", agent: "build", model: MODEL }),
+    )
     store.handle("x", event("session.step.ended", 3, { message_id: "a1", finish: "tool_calls" }))
     expect(store.sessions.value[0].status).toBe("busy")
     store.handle("session.status", { session_id: SID, data: { status: "idle" } })
@@ -73,8 +127,19 @@ describe("status, retry and queued prompts", () => {
 
   test("the retry banner's state ends when the step streams", async () => {
     const { store, thread } = await opened()
-    store.handle("x", event("session.step.started", 1, { message_id: "a1", agent: "build", model: MODEL }))
-    store.handle("x", event("session.retry.scheduled", 2, { message_id: "a1", attempt: 1, at: 5000, error: { type: "provider.rate_limited", message: "slow down" } }))
+    store.handle(
+      "x",
+      event("session.step.started", 1, { message_id: "a1", agent: "build", model: MODEL }),
+    )
+    store.handle(
+      "x",
+      event("session.retry.scheduled", 2, {
+        message_id: "a1",
+        attempt: 1,
+        at: 5000,
+        error: { type: "provider.rate_limited", message: "slow down" },
+      }),
+    )
     expect(thread.retry.value).toMatchObject({ attempt: 1, at: 5000 })
     store.handle("x", event("session.step.streamed", 3, { message_id: "a1" }))
     expect(thread.retry.value).toBeNull()
@@ -83,12 +148,24 @@ describe("status, retry and queued prompts", () => {
   test("a prompt sent while busy is queued until delivered, then moves after the turn's steps", async () => {
     const { store, thread } = await opened()
     store.handle("x", event("session.created", 1, { title: "T", directory: "/" }))
-    store.handle("x", event("session.prompted", 2, { message_id: "u1", text: "first", mode: "queue" }))
+    store.handle(
+      "x",
+      event("session.prompted", 2, { message_id: "u1", text: "first", mode: "queue" }),
+    )
     store.handle("session.status", { session_id: SID, data: { status: "busy" } })
-    store.handle("x", event("session.step.started", 3, { message_id: "a1", agent: "build", model: MODEL }))
-    store.handle("x", event("session.prompted", 4, { message_id: "u2", text: "second", mode: "queue" }))
+    store.handle(
+      "x",
+      event("session.step.started", 3, { message_id: "a1", agent: "build", model: MODEL }),
+    )
+    store.handle(
+      "x",
+      event("session.prompted", 4, { message_id: "u2", text: "second", mode: "queue" }),
+    )
     thread.markQueued("u2")
-    store.handle("x", event("session.step.started", 5, { message_id: "a2", agent: "build", model: MODEL }))
+    store.handle(
+      "x",
+      event("session.step.started", 5, { message_id: "a2", agent: "build", model: MODEL }),
+    )
     expect(thread.ids.value).toEqual(["u1", "a1", "u2", "a2"])
     expect(thread.queued.value.has("u2")).toBe(true)
     store.handle("x", event("session.input.delivered", 6, { message_id: "u2" }))
@@ -100,7 +177,9 @@ describe("status, retry and queued prompts", () => {
   test("sendPrompt posts mode queue and marks the prompt queued only while the session is busy", async () => {
     const { store, calls } = storeWith({
       [`/api/session/${SID}/message`]: { data: [], cursor: { previous: null }, seq: 0 },
-      [`/api/session/${SID}/prompt`]: (body) => ({ data: { message_id: body.text === "a" ? "u1" : "u2" } }),
+      [`/api/session/${SID}/prompt`]: (body) => ({
+        data: { message_id: body.text === "a" ? "u1" : "u2" },
+      }),
     })
     await store.openThread(SID)
     store.handle("x", event("session.created", 1, { title: "T", directory: "/" }))
@@ -117,7 +196,13 @@ describe("status, retry and queued prompts", () => {
 })
 
 describe("token usage per turn", () => {
-  const assistant = (id, tokens) => ({ id, type: "assistant", content: [], tokens, time: { created: 1, completed: 2 } })
+  const assistant = (id, tokens) => ({
+    id,
+    type: "assistant",
+    content: [],
+    tokens,
+    time: { created: 1, completed: 2 },
+  })
   const user = (id) => ({ id, type: "user", text: id, time: { created: 1 } })
 
   test("a turn's steps are summed under its last assistant message; each user message starts a turn", () => {
@@ -141,14 +226,41 @@ describe("token usage per turn", () => {
   test("the thread's usage follows step.ended events live", async () => {
     const { store, thread } = await opened()
     store.handle("x", event("session.prompted", 1, { message_id: "u1", text: "q", mode: "queue" }))
-    store.handle("x", event("session.step.started", 2, { message_id: "a1", agent: "build", model: MODEL }))
-    store.handle("x", event("session.step.ended", 3, { message_id: "a1", finish: "tool_calls", tokens: { input: 11, output: 7, reasoning: 0, cache_read: 0 } }))
-    store.handle("x", event("session.step.started", 4, { message_id: "a2", agent: "build", model: MODEL }))
-    store.handle("x", event("session.step.ended", 5, { message_id: "a2", finish: "stop", tokens: { input: 30, output: 2, reasoning: 0, cache_read: 0 } }))
-    expect(thread.usage.value.get("a2")).toEqual({ input: 41, output: 9, reasoning: 0, cache_read: 0 })
+    store.handle(
+      "x",
+      event("session.step.started", 2, { message_id: "a1", agent: "build", model: MODEL }),
+    )
+    store.handle(
+      "x",
+      event("session.step.ended", 3, {
+        message_id: "a1",
+        finish: "tool_calls",
+        tokens: { input: 11, output: 7, reasoning: 0, cache_read: 0 },
+      }),
+    )
+    store.handle(
+      "x",
+      event("session.step.started", 4, { message_id: "a2", agent: "build", model: MODEL }),
+    )
+    store.handle(
+      "x",
+      event("session.step.ended", 5, {
+        message_id: "a2",
+        finish: "stop",
+        tokens: { input: 30, output: 2, reasoning: 0, cache_read: 0 },
+      }),
+    )
+    expect(thread.usage.value.get("a2")).toEqual({
+      input: 41,
+      output: 9,
+      reasoning: 0,
+      cache_read: 0,
+    })
     expect(thread.usage.value.has("a1")).toBe(false)
     expect(usageText(thread.usage.value.get("a2"))).toBe("41 in · 9 out")
-    expect(usageText({ input: 12345, output: 1500, reasoning: 0, cache_read: 0 })).toBe("12k in · 1.5k out")
+    expect(usageText({ input: 12345, output: 1500, reasoning: 0, cache_read: 0 })).toBe(
+      "12k in · 1.5k out",
+    )
   })
 })
 
@@ -185,15 +297,27 @@ describe("prompt box keys, retry text, provider form", () => {
   })
 
   test("the key is sent only when typed or removed: empty keeps the stored one", () => {
-    const form = { provider: "openai-compatible", baseUrl: " http://127.0.0.1:9/v1 ", model: " m ", apiKey: "", removeKey: false }
-    expect(providerBody(form)).toEqual({ provider: "openai-compatible", base_url: "http://127.0.0.1:9/v1", model: "m" })
+    const form = {
+      provider: "openai-compatible",
+      baseUrl: " http://127.0.0.1:9/v1 ",
+      model: " m ",
+      apiKey: "",
+      removeKey: false,
+    }
+    expect(providerBody(form)).toEqual({
+      provider: "openai-compatible",
+      base_url: "http://127.0.0.1:9/v1",
+      model: "m",
+    })
     expect(providerBody({ ...form, apiKey: "sk-new" }).api_key).toBe("sk-new")
     expect(providerBody({ ...form, apiKey: "sk-new", removeKey: true }).api_key).toBeNull()
     expect("base_url" in providerBody({ ...form, provider: "groq", baseUrl: "" })).toBe(false)
   })
 
   test("provider.config.updated re-reads the settings (the event carries no key and little else)", async () => {
-    const { store, calls } = storeWith({ "/api/config/provider": { data: { provider: "groq", configured: true, api_key_set: true } } })
+    const { store, calls } = storeWith({
+      "/api/config/provider": { data: { provider: "groq", configured: true, api_key_set: true } },
+    })
     store.handle("provider.config.updated", { provider: "groq", configured: true })
     await new Promise((r) => setTimeout(r, 0))
     expect(calls.map((c) => `${c.method} ${c.path}`)).toEqual(["GET /api/config/provider"])

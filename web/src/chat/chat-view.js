@@ -10,7 +10,13 @@ import { RetryBanner } from "./retry-banner.js"
 import { ProviderNotice, SettingsButton } from "./settings-dialog.js"
 import { JobsPanel } from "./jobs-panel.js"
 import { PermissionModeSwitch, PermissionPrompts } from "./permission-card.js"
-import { elementScroll, measureElement, observeElementOffset, observeElementRect, Virtualizer } from "@tanstack/virtual-core"
+import {
+  elementScroll,
+  measureElement,
+  observeElementOffset,
+  observeElementRect,
+  Virtualizer,
+} from "@tanstack/virtual-core"
 
 /** Start loading the previous page while this many pixels of history are still above. */
 const OLDER_MARGIN = 800
@@ -58,7 +64,8 @@ function guess(message) {
   let lines = 0
   for (const part of message.content ?? []) {
     const text = part.text ?? ""
-    for (let at = text.indexOf("\n"); at !== -1 && lines < 40; at = text.indexOf("\n", at + 1)) lines++
+    for (let at = text.indexOf("\n"); at !== -1 && lines < 40; at = text.indexOf("\n", at + 1))
+      lines++
   }
   return 60 + 20 * Math.min(40, lines + 1)
 }
@@ -105,7 +112,12 @@ function MessageList({ store, thread, busy }) {
   // (it skips while a programmatic scroll is unconfirmed); the layout effect corrects what is left.
   const shown = useRef({ first: null, count: 0 })
   let anchor = null
-  if (scroller.current && shown.current.count > 0 && ids.length > shown.current.count && ids[0] !== shown.current.first) {
+  if (
+    scroller.current &&
+    shown.current.count > 0 &&
+    ids.length > shown.current.count &&
+    ids[0] !== shown.current.first
+  ) {
     const offset = scroller.current.scrollTop
     const item = v.getVirtualItems().find((it) => it.end > offset)
     if (item) anchor = { key: item.key, delta: offset - item.start }
@@ -137,7 +149,8 @@ function MessageList({ store, thread, busy }) {
     if (anchor) {
       const start = v.getMeasurements()[ids.indexOf(anchor.key)]?.start
       const el = scroller.current
-      if (start !== undefined && Math.abs(el.scrollTop - (start + anchor.delta)) > 1) el.scrollTop = start + anchor.delta
+      if (start !== undefined && Math.abs(el.scrollTop - (start + anchor.delta)) > 1)
+        el.scrollTop = start + anchor.delta
     }
     shown.current = { first: ids[0] ?? null, count: ids.length }
   }, [ids])
@@ -158,17 +171,40 @@ function MessageList({ store, thread, busy }) {
   return html`<div class="chat-older" aria-live="polite">
       ${older.loading ? "Loading older messages…" : older.done && ids.length > 0 ? "Beginning of the session" : ""}
     </div>
-    <div class="chat-scroll" ref=${scroller} onScroll=${maybeLoadOlder} onClick=${onClick} tabindex="0" aria-label="Messages">
+    <div
+      class="chat-scroll"
+      ref=${scroller}
+      onScroll=${maybeLoadOlder}
+      onClick=${onClick}
+      tabindex="0"
+      aria-label="Messages"
+    >
       ${state === "loading" && ids.length === 0 && html`<p class="placeholder">Loading…</p>`}
       ${state === "error" && html`<p class="form-error" role="alert">Could not load messages: ${thread.error.value}</p>`}
       ${state === "ready" && ids.length === 0 && html`<p class="placeholder chat-empty">No messages yet.</p>`}
-      <div class="chat-messages" role="feed" aria-busy=${state === "loading" ? "true" : "false"} data-count=${ids.length}
-        style=${{ height: `${v.getTotalSize()}px` }}>
+      <div
+        class="chat-messages"
+        role="feed"
+        aria-busy=${state === "loading" ? "true" : "false"}
+        data-count=${ids.length}
+        style=${{ height: `${v.getTotalSize()}px` }}
+      >
         <div class="chat-window" style=${{ transform: `translateY(${items[0]?.start ?? 0}px)` }}>
           ${items.map(
-            (item) => html`<div class="chat-row" key=${item.key} data-index=${item.index} ref=${v.measureElement}>
-              <${MessageItem} sig=${thread.messages.get(item.key)} thread=${thread} store=${store} busy=${busy} />
-            </div>`,
+            (item) =>
+              html`<div
+                class="chat-row"
+                key=${item.key}
+                data-index=${item.index}
+                ref=${v.measureElement}
+              >
+                <${MessageItem}
+                  sig=${thread.messages.get(item.key)}
+                  thread=${thread}
+                  store=${store}
+                  busy=${busy}
+                />
+              </div>`,
           )}
         </div>
       </div>
@@ -189,7 +225,15 @@ export function ChatView({ store }) {
       </div>
       <${PermissionModeSwitch} session=${session} />
       <${SettingsButton} />
-      <button type="button" class="icon-button" aria-label="Close chat" title="Close chat" onClick=${() => store.select(null)}>×</button>
+      <button
+        type="button"
+        class="icon-button"
+        aria-label="Close chat"
+        title="Close chat"
+        onClick=${() => store.select(null)}
+      >
+        ×
+      </button>
     </header>
     <${JobsPanel} session=${session} />
     <${RetryBanner} thread=${thread} />

@@ -13,7 +13,8 @@ export const COMPOSER_MAX_HEIGHT = 240
 
 /** Enter without Shift (or other modifiers), outside an IME composition. */
 export function isSendKey(event) {
-  if (event.key !== "Enter" || event.shiftKey || event.altKey || event.ctrlKey || event.metaKey) return false
+  if (event.key !== "Enter" || event.shiftKey || event.altKey || event.ctrlKey || event.metaKey)
+    return false
   // keyCode 229: the key went to the IME (Safari ends compositions with a plain Enter keydown).
   return !event.isComposing && event.keyCode !== 229
 }
@@ -94,21 +95,44 @@ export function Composer({ store, session }) {
     }
   }
 
-  return html`<form class="composer" onSubmit=${(e) => (e.preventDefault(), send())} aria-label="Prompt">
+  return html`<form
+    class="composer"
+    onSubmit=${(e) => (e.preventDefault(), send())}
+    aria-label="Prompt"
+  >
     ${busy && html`<p class="composer-hint" role="status">The agent is working. A message sent now is queued until this turn ends.</p>`}
     <div class="composer-row">
-      <textarea ref=${box} class="composer-input" name="prompt" rows="1" value=${text} readOnly=${sending}
-        aria-label="Message the agent" aria-invalid=${error ? "true" : undefined} aria-describedby=${error ? "composer-error" : undefined}
+      <textarea
+        ref=${box}
+        class="composer-input"
+        name="prompt"
+        rows="1"
+        value=${text}
+        readonly=${sending}
+        aria-label="Message the agent"
+        aria-invalid=${error ? "true" : undefined}
+        aria-describedby=${error ? "composer-error" : undefined}
         placeholder=${busy ? "Queue a message…" : "Ask the agent… (Enter sends, Shift+Enter for a new line)"}
         onInput=${(e) => edit(e.currentTarget.value)}
         oncompositionstart=${() => (composing.current = true)}
         oncompositionend=${() => (composing.current = false)}
-        onKeyDown=${onKeyDown}></textarea>
-      ${busy &&
-      html`<button type="button" class="composer-stop danger" onClick=${stop} disabled=${stopping} title="Interrupt the agent (Escape in an empty box)">
-        Stop
-      </button>`}
-      <button type="submit" class="primary composer-send" disabled=${sending || !text.trim()}>${busy ? "Queue" : "Send"}</button>
+        onKeyDown=${onKeyDown}
+      ></textarea>
+      ${
+        busy &&
+        html`<button
+          type="button"
+          class="composer-stop danger"
+          onClick=${stop}
+          disabled=${stopping}
+          title="Interrupt the agent (Escape in an empty box)"
+        >
+          Stop
+        </button>`
+      }
+      <button type="submit" class="primary composer-send" disabled=${sending || !text.trim()}>
+        ${busy ? "Queue" : "Send"}
+      </button>
     </div>
     ${error && html`<p class="form-error composer-error" id="composer-error" role="alert">${error}</p>`}
   </form>`

@@ -5,7 +5,13 @@ const SESSION = {
   // hollow ring: nothing running
   idle: html`<circle cx="8" cy="8" r="4.5" />`,
   // three dots: working
-  busy: html`<circle cx="3.5" cy="8" r="1.4" fill="currentColor" stroke="none" /><circle cx="8" cy="8" r="1.4" fill="currentColor" stroke="none" /><circle cx="12.5" cy="8" r="1.4" fill="currentColor" stroke="none" />`,
+  busy: html`<circle cx="3.5" cy="8" r="1.4" fill="currentColor" stroke="none" /><circle
+      cx="8"
+      cy="8"
+      r="1.4"
+      fill="currentColor"
+      stroke="none"
+    /><circle cx="12.5" cy="8" r="1.4" fill="currentColor" stroke="none" />`,
   // triangle with a bar: failed
   error: html`<path d="M8 2.2L14.2 13H1.8z" /><path d="M8 6.4v3.2M8 11.2v.4" />`,
 }
@@ -18,18 +24,38 @@ const TOOL = {
   error: html`<path d="M4 4l8 8M12 4l-8 8" />`, // cross
   cancelled: html`<circle cx="8" cy="8" r="5.5" /><path d="M4.2 11.8l7.6-7.6" />`, // slashed circle: stopped by the user
 }
-export const TOOL_LABEL = { streaming: "Preparing", running: "Running", completed: "Completed", error: "Failed", cancelled: "Cancelled" }
+export const TOOL_LABEL = {
+  streaming: "Preparing",
+  running: "Running",
+  completed: "Completed",
+  error: "Failed",
+  cancelled: "Cancelled",
+}
 
 function icon(paths, status, label, className) {
-  return html`<span class=${className} data-status=${status} role="img" aria-label=${label} title=${label}>
-    <svg viewBox="0 0 16 16" aria-hidden="true" focusable="false">${paths[status] ?? paths.idle ?? null}</svg>
+  return html`<span
+    class=${className}
+    data-status=${status}
+    role="img"
+    aria-label=${label}
+    title=${label}
+  >
+    <svg viewBox="0 0 16 16" aria-hidden="true" focusable="false">
+      ${paths[status] ?? paths.idle ?? null}
+    </svg>
   </span>`
 }
 
 export const SessionStatusIcon = ({ status }) =>
-  icon(SESSION, SESSION[status] ? status : "idle", SESSION_LABEL[status] ?? "Idle", "session-status")
+  icon(
+    SESSION,
+    SESSION[status] ? status : "idle",
+    SESSION_LABEL[status] ?? "Idle",
+    "session-status",
+  )
 
-export const ToolStatusIcon = ({ status }) => icon(TOOL, TOOL[status] ? status : "running", TOOL_LABEL[status] ?? status, "tool-status")
+export const ToolStatusIcon = ({ status }) =>
+  icon(TOOL, TOOL[status] ? status : "running", TOOL_LABEL[status] ?? status, "tool-status")
 
 const JOB = {
   running: TOOL.running,
@@ -38,6 +64,12 @@ const JOB = {
   // circle with a bar: stopped on purpose
   cancelled: html`<circle cx="8" cy="8" r="5.5" /><path d="M4.2 11.8l7.6-7.6" />`,
 }
-export const JOB_LABEL = { running: "Running", completed: "Done", error: "Failed", cancelled: "Cancelled" }
+export const JOB_LABEL = {
+  running: "Running",
+  completed: "Done",
+  error: "Failed",
+  cancelled: "Cancelled",
+}
 
-export const JobStatusIcon = ({ status }) => icon(JOB, JOB[status] ? status : "running", JOB_LABEL[status] ?? status, "job-status")
+export const JobStatusIcon = ({ status }) =>
+  icon(JOB, JOB[status] ? status : "running", JOB_LABEL[status] ?? status, "job-status")

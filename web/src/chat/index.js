@@ -16,10 +16,16 @@ import "./chat.css"
 const ACTIVE_KEY = "desk.chat.active"
 
 export function mountChat({ connection, sidebar, chat, toggle, openTerminal = async () => false }) {
-  const request = (method, path, body) => apiPayload(method, path, body === undefined ? {} : { body })
+  const request = (method, path, body) =>
+    apiPayload(method, path, body === undefined ? {} : { body })
   const store = createChatStore({ request })
   const jobs = createJobsStore({ request })
-  const links = { jobs, openTerminal, select: (id) => store.select(id), activeId: () => store.activeId.value }
+  const links = {
+    jobs,
+    openTerminal,
+    select: (id) => store.select(id),
+    activeId: () => store.activeId.value,
+  }
   connection.on("*", (properties, event) => {
     store.handle(event.type, properties)
     jobs.handle(event.type, properties)

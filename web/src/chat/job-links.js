@@ -38,7 +38,9 @@ export function TerminalButton({ terminalId, jobKey }) {
     event.stopPropagation()
     openJobTerminal(links, { terminalId, jobKey })
   }
-  return html`<button type="button" class="link-button job-open-terminal" onClick=${onClick}>Open terminal</button>`
+  return html`<button type="button" class="link-button job-open-terminal" onClick=${onClick}>
+    Open terminal
+  </button>`
 }
 
 /** "Open session" for a subagent's child session. */
@@ -50,7 +52,9 @@ export function SessionButton({ childId }) {
     event.stopPropagation()
     links.select(childId)
   }
-  return html`<button type="button" class="link-button job-open-session" onClick=${onClick}>Open session</button>`
+  return html`<button type="button" class="link-button job-open-session" onClick=${onClick}>
+    Open session
+  </button>`
 }
 
 /** The links of a tool card: a shell call's terminal, a subagent call's session. */
@@ -59,8 +63,12 @@ export function ToolLinks({ part }) {
   if (!links) return null
   if (part.name === "shell") {
     const sessionId = links.activeId()
-    return html`<${TerminalButton} terminalId=${part.state?.metadata?.terminal_id} jobKey=${sessionId ? jobKeyOf(sessionId, part.id) : null} />`
+    return html`<${TerminalButton}
+      terminalId=${part.state?.metadata?.terminal_id}
+      jobKey=${sessionId ? jobKeyOf(sessionId, part.id) : null}
+    />`
   }
-  if (part.name === "subagent") return html`<${SessionButton} childId=${part.state?.metadata?.session_id} />`
+  if (part.name === "subagent")
+    return html`<${SessionButton} childId=${part.state?.metadata?.session_id} />`
   return null
 }

@@ -41,7 +41,9 @@ function JobRow({ job, sessionId, now }) {
   }
   return html`<li class="job" data-id=${job.id} data-status=${job.status} data-type=${job.type}>
     <${JobStatusIcon} status=${job.status} />
-    <span class="job-title" title=${job.title ?? ""}>${job.title || (job.type === "shell" ? "Command" : "Subagent")}</span>
+    <span class="job-title" title=${job.title ?? ""}
+      >${job.title || (job.type === "shell" ? "Command" : "Subagent")}</span
+    >
     ${!job.background && html`<span class="job-tag">foreground</span>`}
     <span class="job-elapsed">${started && end ? elapsed(end - started) : ""}</span>
     ${job.type === "shell" && html`<${TerminalButton} terminalId=${job.terminal_id} jobKey=${job.job_key ?? job.id} />`}
@@ -72,10 +74,17 @@ export function JobsPanel({ session }) {
   }
   return html`<details class="jobs-panel" open>
     <summary>
-      Jobs <span class="jobs-count">${running.length ? `${running.length} running` : `${list.length}`}</span>
+      Jobs
+      <span class="jobs-count"
+        >${running.length ? `${running.length} running` : `${list.length}`}</span
+      >
     </summary>
-    ${foreground &&
-    html`<button type="button" class="jobs-background" onClick=${moveToBackground}>Move to background</button>`}
+    ${
+      foreground &&
+      html`<button type="button" class="jobs-background" onClick=${moveToBackground}>
+        Move to background
+      </button>`
+    }
     ${error && html`<p class="form-error" role="alert">${error}</p>`}
     <ul class="jobs-list" aria-label="Jobs">
       ${list.map((job) => html`<${JobRow} key=${job.id} job=${job} sessionId=${session.id} now=${now} />`)}

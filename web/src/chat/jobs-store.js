@@ -59,7 +59,9 @@ export class SessionJobs {
     const kept = this.jobs.value.filter((j) => (this.touched.get(j.id) ?? -1) > started)
     const keptIds = new Set(kept.map((j) => j.id))
     const merged = [...rows.filter((j) => !keptIds.has(j.id)), ...kept]
-    this.jobs.value = merged.sort((a, b) => (a.time?.started ?? Infinity) - (b.time?.started ?? Infinity))
+    this.jobs.value = merged.sort(
+      (a, b) => (a.time?.started ?? Infinity) - (b.time?.started ?? Infinity),
+    )
   }
 
   ask(request) {
@@ -123,7 +125,9 @@ export function createJobsStore({ request }) {
   }
 
   function resync() {
-    return Promise.all([...sessions.values()].filter((s) => s.state.value !== "idle").map((s) => load(s.sessionId)))
+    return Promise.all(
+      [...sessions.values()].filter((s) => s.state.value !== "idle").map((s) => load(s.sessionId)),
+    )
   }
 
   /** One event from the stream (as the chat store's `handle` gets it). */
@@ -148,7 +152,11 @@ export function createJobsStore({ request }) {
   }
 
   async function cancel(sessionId, jobId) {
-    const { data } = await request("POST", `/api/session/${enc(sessionId)}/jobs/${enc(jobId)}/cancel`, {})
+    const { data } = await request(
+      "POST",
+      `/api/session/${enc(sessionId)}/jobs/${enc(jobId)}/cancel`,
+      {},
+    )
     if (data) of(sessionId).upsert(data, ++clock)
     return data
   }
@@ -162,7 +170,9 @@ export function createJobsStore({ request }) {
 
   async function reply(sessionId, callId, answer) {
     try {
-      await request("POST", `/api/session/${enc(sessionId)}/permission/${enc(callId)}`, { reply: answer })
+      await request("POST", `/api/session/${enc(sessionId)}/permission/${enc(callId)}`, {
+        reply: answer,
+      })
     } catch (error) {
       // Answered elsewhere (another window) or no longer waiting: it is not waiting here either.
       if (error.status !== 404) throw error
@@ -171,7 +181,9 @@ export function createJobsStore({ request }) {
   }
 
   async function setMode(sessionId, mode) {
-    const { data } = await request("PATCH", `/api/session/${enc(sessionId)}`, { permission_mode: mode })
+    const { data } = await request("PATCH", `/api/session/${enc(sessionId)}`, {
+      permission_mode: mode,
+    })
     of(sessionId).mode.value = data?.permission_mode ?? mode
     return data
   }
@@ -185,7 +197,8 @@ export function parseNotice(text) {
   const match = /^<(shell|subagent)\b([^>]*)>\n?([\s\S]*?)\n?<\/\1>\s*$/.exec(text ?? "")
   if (!match) return null
   const attrs = {}
-  for (const [, name, value] of match[2].matchAll(/([A-Za-z_][\w-]*)="([^"]*)"/g)) attrs[name] = unescapeHtml(value)
+  for (const [, name, value] of match[2].matchAll(/([A-Za-z_][\w-]*)="([^"]*)"/g))
+    attrs[name] = unescapeHtml(value)
   return { kind: match[1], attrs, body: match[3] }
 }
 
@@ -194,7 +207,10 @@ const ENTITIES = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'" }
 function unescapeHtml(value) {
   return value.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, name) => {
     if (name[0] === "#") {
-      const code = name[1] === "x" || name[1] === "X" ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10)
+      const code =
+        name[1] === "x" || name[1] === "X"
+          ? parseInt(name.slice(2), 16)
+          : parseInt(name.slice(1), 10)
       return Number.isFinite(code) && code <= 0x10ffff ? String.fromCodePoint(code) : whole
     }
     return ENTITIES[name.toLowerCase()] ?? whole

@@ -25,7 +25,20 @@ import { sanitize } from "./sanitize.js"
 
 export const HIGHLIGHT_LIMIT = 20_000
 
-for (const [name, language] of Object.entries({ bash, css, diff, go, javascript, json, python, rust, sql, typescript, xml, yaml })) {
+for (const [name, language] of Object.entries({
+  bash,
+  css,
+  diff,
+  go,
+  javascript,
+  json,
+  python,
+  rust,
+  sql,
+  typescript,
+  xml,
+  yaml,
+})) {
   hljs.registerLanguage(name, language)
 }
 

@@ -46,7 +46,12 @@ function ToolPart({ part, thread }) {
   const status = toolStatus(part)
   const input = part.state?.input
   const command = shellCommand(part)
-  return html`<details class="part-tool" data-status=${status} data-call=${part.id} onToggle=${(e) => setOpen(e.currentTarget.open)}>
+  return html`<details
+    class="part-tool"
+    data-status=${status}
+    data-call=${part.id}
+    onToggle=${(e) => setOpen(e.currentTarget.open)}
+  >
     <summary>
       <${ToolStatusIcon} status=${status} />
       <span class="tool-name">${part.name}</span>
@@ -54,36 +59,52 @@ function ToolPart({ part, thread }) {
       <${ToolBadge} part=${part} />
       <${ToolLinks} part=${part} />
     </summary>
-    ${open &&
-    html`<div class="tool-body">
-      <${ToolLiveInput} thread=${thread} part=${part} />
-      <div class="tool-label">Input</div>
-      <pre class="plain">${typeof input === "string" ? input : JSON.stringify(input, null, 2)}</pre>
-      ${part.state?.content !== undefined &&
-      html`<div class="tool-label">Output</div>
-        <pre class="plain">${part.state.content}</pre>`}
-      ${part.state?.error && html`<div class="tool-label">Error</div><pre class="plain tool-error">${part.state.error.message}</pre>`}
-    </div>`}
+    ${
+      open &&
+      html`<div class="tool-body">
+        <${ToolLiveInput} thread=${thread} part=${part} />
+        <div class="tool-label">Input</div>
+        <pre class="plain">
+${typeof input === "string" ? input : JSON.stringify(input, null, 2)}</pre>
+        ${
+          part.state?.content !== undefined &&
+          html`<div class="tool-label">Output</div>
+            <pre class="plain">${part.state.content}</pre>`
+        }
+        ${
+          part.state?.error &&
+          html`<div class="tool-label">Error</div>
+            <pre class="plain tool-error">${part.state.error.message}</pre>`
+        }
+      </div>`
+    }
   </details>`
 }
 
 function Part({ part, thread }) {
   if (part.type === "text") return html`<${Markdown} text=${part.text} />`
   if (part.type === "reasoning")
-    return html`<details class="part-reasoning"><summary>Reasoning</summary><div class="plain">${part.text}</div></details>`
+    return html`<details class="part-reasoning">
+      <summary>Reasoning</summary>
+      <div class="plain">${part.text}</div>
+    </details>`
   if (part.type === "tool") return html`<${ToolPart} part=${part} thread=${thread} />`
   return null
 }
 
 function Editor({ message, onSave, onCancel }) {
-  const [texts, setTexts] = useState(() => message.content.map((p) => (p.type === "text" ? p.text : null)))
+  const [texts, setTexts] = useState(() =>
+    message.content.map((p) => (p.type === "text" ? p.text : null)),
+  )
   const [error, setError] = useState(null)
   const [saving, setSaving] = useState(false)
   const save = async (event) => {
     event.preventDefault()
     setSaving(true)
     try {
-      await onSave(message.content.map((p, i) => (p.type === "text" ? { ...p, text: texts[i] } : p)))
+      await onSave(
+        message.content.map((p, i) => (p.type === "text" ? { ...p, text: texts[i] } : p)),
+      )
     } catch (e) {
       setError(e.message)
       setSaving(false)
@@ -92,8 +113,13 @@ function Editor({ message, onSave, onCancel }) {
   return html`<form class="message-editor" onSubmit=${save}>
     ${message.content.map((part, i) =>
       part.type === "text"
-        ? html`<textarea key=${i} aria-label="Message text" rows=${Math.min(20, part.text.split("\n").length + 1)} value=${texts[i]}
-            onInput=${(e) => setTexts(texts.map((t, j) => (j === i ? e.currentTarget.value : t)))}></textarea>`
+        ? html`<textarea
+            key=${i}
+            aria-label="Message text"
+            rows=${Math.min(20, part.text.split("\n").length + 1)}
+            value=${texts[i]}
+            onInput=${(e) => setTexts(texts.map((t, j) => (j === i ? e.currentTarget.value : t)))}
+          ></textarea>`
         : html`<${Part} key=${i} part=${part} />`,
     )}
     ${error && html`<p class="form-error" role="alert">${error}</p>`}
@@ -111,24 +137,47 @@ function AssistantMessage({ message, thread, store, busy }) {
   const streamed = live ? thread.streamOf(message.id).value : ""
   const reasoning = live ? thread.reasoningOf(message.id).value : ""
   const canEdit = editable(message) && !busy && message.content.some((p) => p.type === "text")
-  return html`<article class="message msg-assistant" data-id=${message.id} aria-busy=${live ? "true" : undefined}>
+  return html`<article
+    class="message msg-assistant"
+    data-id=${message.id}
+    aria-busy=${live ? "true" : undefined}
+  >
     <header class="message-meta">
       <span class="message-role">${message.agent || "Assistant"}</span>
       ${message.model?.id && html`<span class="message-model">${message.model.id}</span>`}
       <span class="header-spacer"></span>
       ${canEdit && !editing && html`<button type="button" class="link-button message-edit" onClick=${() => setEditing(true)}>Edit</button>`}
     </header>
-    ${editing
-      ? html`<${Editor} message=${message} onCancel=${() => setEditing(false)}
-          onSave=${async (content) => {
-            await store.editMessage(thread.sessionId, message.id, content)
-            setEditing(false)
-          }} />`
-      : message.content.map((part, i) => html`<${Part} key=${part.id ?? i} part=${part} thread=${thread} />`)}
-    ${live && reasoning && html`<details class="part-reasoning part-live"><summary>Reasoning…</summary><div class="plain">${reasoning}</div></details>`}
+    ${
+      editing
+        ? html`<${Editor}
+            message=${message}
+            onCancel=${() => setEditing(false)}
+            onSave=${async (content) => {
+              await store.editMessage(thread.sessionId, message.id, content)
+              setEditing(false)
+            }}
+          />`
+        : message.content.map(
+            (part, i) => html`<${Part} key=${part.id ?? i} part=${part} thread=${thread} />`,
+          )
+    }
+    ${
+      live &&
+      reasoning &&
+      html`<details class="part-reasoning part-live">
+        <summary>Reasoning…</summary>
+        <div class="plain">${reasoning}</div>
+      </details>`
+    }
     ${live && streamed && html`<${Markdown} text=${streamed} streaming=${true} />`}
-    ${message.error && html`<p class="message-error" role="alert" data-type=${message.error.type}>${message.error.message}
-      ${message.error.type === NOT_CONFIGURED && html` <button type="button" class="link-button provider-configure" onClick=${openSettings}>Configure provider</button>`}</p>`}
+    ${
+      message.error &&
+      html`<p class="message-error" role="alert" data-type=${message.error.type}>
+        ${message.error.message}
+        ${message.error.type === NOT_CONFIGURED && html` <button type="button" class="link-button provider-configure" onClick=${openSettings}>Configure provider</button>`}
+      </p>`
+    }
     ${message.finish === "interrupted" && html`<p class="message-interrupted">Interrupted</p>`}
     <${TurnUsage} thread=${thread} messageId=${message.id} />
   </article>`
@@ -142,15 +191,30 @@ export function MessageItem({ sig, thread, store, busy }) {
   const message = sig.value
   if (message.type === "user") {
     const queued = thread.queued.value.has(message.id)
-    return html`<article class="message msg-user" data-id=${message.id} data-queued=${queued ? "true" : undefined}>
-      <div class="plain">${message.text}</div>${queued && html`<div class="message-queued">Queued: sent when the current turn ends</div>`}
+    return html`<article
+      class="message msg-user"
+      data-id=${message.id}
+      data-queued=${queued ? "true" : undefined}
+    >
+      <div class="plain">${message.text}</div>
+      ${queued && html`<div class="message-queued">Queued: sent when the current turn ends</div>`}
     </article>`
   }
-  if (message.type === "synthetic" && isJobNotice(message)) return html`<${NoticeCard} message=${message} />`
+  if (message.type === "synthetic" && isJobNotice(message))
+    return html`<${NoticeCard} message=${message} />`
   if (message.type === "synthetic")
     return html`<article class="message msg-synthetic" data-id=${message.id}>
-      <details><summary>${message.description || "Synthetic message"}</summary><div class="plain">${message.text}</div></details>
+      <details>
+        <summary>${message.description || "Synthetic message"}</summary>
+        <div class="plain">${message.text}</div>
+      </details>
     </article>`
-  if (message.type === "assistant") return html`<${AssistantMessage} message=${message} thread=${thread} store=${store} busy=${busy} />`
+  if (message.type === "assistant")
+    return html`<${AssistantMessage}
+      message=${message}
+      thread=${thread}
+      store=${store}
+      busy=${busy}
+    />`
   return null
 }

@@ -8,7 +8,8 @@ import { parseNotice } from "./jobs-store.js"
 import { SessionButton, TerminalButton } from "./job-links.js"
 
 /** Whether a synthetic message is a job notice (the restart notice is not). */
-export const isJobNotice = (message) => message.metadata?.source === "shell" || message.metadata?.source === "subagent"
+export const isJobNotice = (message) =>
+  message.metadata?.source === "shell" || message.metadata?.source === "subagent"
 
 export function NoticeCard({ message }) {
   const meta = message.metadata ?? {}
@@ -17,7 +18,12 @@ export function NoticeCard({ message }) {
   const state = meta.state ?? parsed?.attrs.state ?? "completed"
   const title = shell ? parsed?.attrs.command : parsed?.attrs.description
   const body = parsed ? parsed.body : message.text
-  return html`<article class="message msg-synthetic msg-notice" data-id=${message.id} data-source=${meta.source} data-state=${state}>
+  return html`<article
+    class="message msg-synthetic msg-notice"
+    data-id=${message.id}
+    data-source=${meta.source}
+    data-state=${state}
+  >
     <details class="notice-card">
       <summary>
         <${JobStatusIcon} status=${state} />

@@ -23,21 +23,25 @@ export function diffLines(diff) {
 }
 
 function Diff({ diff }) {
-  return html`<pre class="plain permission-diff">${diffLines(diff).map(
-    (line) => html`<span class=${`diff-line diff-${line.kind}`}>${line.text}\n</span>`,
-  )}</pre>`
+  return html`<pre class="plain permission-diff">
+${diffLines(diff).map(
+      (line) => html`<span class=${`diff-line diff-${line.kind}`}>${line.text} </span>`,
+    )}</pre>`
 }
 
 function What({ request }) {
   const input = request.input ?? {}
-  if (request.tool === "shell") return html`<pre class="plain permission-command">${input.command ?? ""}</pre>`
+  if (request.tool === "shell")
+    return html`<pre class="plain permission-command">${input.command ?? ""}</pre>`
   const path = input.path ?? input.file_path ?? input.filePath
   return html`${path && html`<div class="permission-path">${path}</div>`}
-    ${request.tool === "edit" && request.diff !== undefined && request.diff !== null
+  ${
+    request.tool === "edit" && request.diff !== undefined && request.diff !== null
       ? html`<${Diff} diff=${request.diff} />`
       : request.diff !== undefined && request.diff !== null
         ? html`<pre class="plain permission-content">${request.diff}</pre>`
-        : html`<pre class="plain permission-content">${JSON.stringify(input, null, 2)}</pre>`}`
+        : html`<pre class="plain permission-content">${JSON.stringify(input, null, 2)}</pre>`
+  }`
 }
 
 const REPLIES = [
@@ -60,15 +64,29 @@ function PermissionCard({ request, sessionId }) {
       setBusy(false)
     }
   }
-  return html`<section class="permission-card" data-call=${request.call_id} data-tool=${request.tool} aria-label=${`Permission for ${request.tool}`}>
-    <header class="permission-head">Allow <span class="permission-tool">${request.tool}</span>?</header>
+  return html`<section
+    class="permission-card"
+    data-call=${request.call_id}
+    data-tool=${request.tool}
+    aria-label=${`Permission for ${request.tool}`}
+  >
+    <header class="permission-head">
+      Allow <span class="permission-tool">${request.tool}</span>?
+    </header>
     <${What} request=${request} />
     ${error && html`<p class="form-error" role="alert">${error}</p>`}
     <div class="permission-buttons">
       ${REPLIES.map(
         ([reply, label]) =>
-          html`<button type="button" class=${reply === "deny" ? "danger" : reply === "once" ? "primary" : ""} data-reply=${reply}
-            disabled=${busy} onClick=${() => answer(reply)}>${label}</button>`,
+          html`<button
+            type="button"
+            class=${reply === "deny" ? "danger" : reply === "once" ? "primary" : ""}
+            data-reply=${reply}
+            disabled=${busy}
+            onClick=${() => answer(reply)}
+          >
+            ${label}
+          </button>`,
       )}
     </div>
   </section>`
@@ -79,7 +97,11 @@ export function PermissionPrompts({ session }) {
   if (!links) return null
   const waiting = links.jobs.of(session.id).permissions.value
   if (waiting.length === 0) return null
-  return html`<div class="permission-prompts" role="region" aria-label="Waiting for your permission">
+  return html`<div
+    class="permission-prompts"
+    role="region"
+    aria-label="Waiting for your permission"
+  >
     ${waiting.map((request) => html`<${PermissionCard} key=${request.call_id} request=${request} sessionId=${session.id} />`)}
   </div>`
 }

@@ -29,5 +29,7 @@ export function RetryBanner({ thread }) {
     return () => clearInterval(timer)
   }, [retry])
   if (!retry) return null
-  return html`<div class="chat-retry" role="status" data-at=${retry.at}>${retryText(retry, now)}</div>`
+  return html`<div class="chat-retry" role="status" data-at=${retry.at}>
+    ${retryText(retry, now)}
+  </div>`
 }

@@ -10,8 +10,33 @@
 import DOMPurify from "dompurify"
 
 const ALLOWED_TAGS = [
-  "a", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "li",
-  "ol", "p", "pre", "s", "span", "strong", "table", "tbody", "td", "th", "thead", "tr", "ul",
+  "a",
+  "blockquote",
+  "br",
+  "code",
+  "del",
+  "em",
+  "h1",
+  "h2",
+  "h3",
+  "h4",
+  "h5",
+  "h6",
+  "hr",
+  "li",
+  "ol",
+  "p",
+  "pre",
+  "s",
+  "span",
+  "strong",
+  "table",
+  "tbody",
+  "td",
+  "th",
+  "thead",
+  "tr",
+  "ul",
 ]
 const ALLOWED_ATTR = ["href", "title", "class", "start"]
 const SAFE_URL = /^(?:https?:\/\/|mailto:)/i
@@ -19,7 +44,10 @@ const SAFE_CLASS = /^(?:hljs(?:-[a-z0-9_]+)*|language-[a-z0-9+#_-]{1,32}|[a-z_]+
 
 DOMPurify.addHook("afterSanitizeAttributes", (node) => {
   if (node.hasAttribute("class")) {
-    const kept = node.getAttribute("class").split(/\s+/).filter((c) => SAFE_CLASS.test(c))
+    const kept = node
+      .getAttribute("class")
+      .split(/\s+/)
+      .filter((c) => SAFE_CLASS.test(c))
     if (kept.length) node.setAttribute("class", kept.join(" "))
     else node.removeAttribute("class")
   }

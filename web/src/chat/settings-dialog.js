@@ -14,7 +14,11 @@ export const openSettings = () => (settingsOpen.value = true)
 export const PROVIDERS = [
   { id: "openai", label: "OpenAI", baseUrl: "https://api.openai.com/v1" },
   { id: "groq", label: "Groq", baseUrl: "https://api.groq.com/openai/v1" },
-  { id: "openai-compatible", label: "OpenAI-compatible (vLLM, llama.cpp, Ollama, LM Studio, OpenRouter…)", baseUrl: "" },
+  {
+    id: "openai-compatible",
+    label: "OpenAI-compatible (vLLM, llama.cpp, Ollama, LM Studio, OpenRouter…)",
+    baseUrl: "",
+  },
 ]
 
 /** The PUT body for the form's values: only what the route takes, the key only when changed. */
@@ -53,29 +57,72 @@ function SettingsForm({ store, onClose }) {
   }
   return html`<form class="provider-form" onSubmit=${submit}>
     <h2>Model provider</h2>
-    ${saved?.source === "environment" &&
-    html`<p class="hint">These settings come from the DESK_* environment; saving here stores them in the settings file.</p>`}
+    ${
+      saved?.source === "environment" &&
+      html`<p class="hint">
+        These settings come from the DESK_* environment; saving here stores them in the settings
+        file.
+      </p>`
+    }
     <label for="provider-kind">Provider</label>
-    <select id="provider-kind" name="provider" value=${provider} onChange=${(e) => setProvider(e.currentTarget.value)}>
+    <select
+      id="provider-kind"
+      name="provider"
+      value=${provider}
+      onChange=${(e) => setProvider(e.currentTarget.value)}
+    >
       ${PROVIDERS.map((p) => html`<option key=${p.id} value=${p.id}>${p.label}</option>`)}
     </select>
-    <label for="provider-base-url">Base URL ${profile?.baseUrl && html`<span class="optional">(default ${profile.baseUrl})</span>`}</label>
-    <input id="provider-base-url" name="base_url" type="url" inputmode="url" autocomplete="off" spellcheck="false" value=${baseUrl}
-      placeholder=${profile?.baseUrl || "http://127.0.0.1:8000/v1"} required=${provider === "openai-compatible"}
-      onInput=${(e) => setBaseUrl(e.currentTarget.value)} />
+    <label for="provider-base-url"
+      >Base URL
+      ${profile?.baseUrl && html`<span class="optional">(default ${profile.baseUrl})</span>`}</label
+    >
+    <input
+      id="provider-base-url"
+      name="base_url"
+      type="url"
+      inputmode="url"
+      autocomplete="off"
+      spellcheck="false"
+      value=${baseUrl}
+      placeholder=${profile?.baseUrl || "http://127.0.0.1:8000/v1"}
+      required=${provider === "openai-compatible"}
+      onInput=${(e) => setBaseUrl(e.currentTarget.value)}
+    />
     <label for="provider-model">Model</label>
-    <input id="provider-model" name="model" autocomplete="off" spellcheck="false" value=${model} required
-      onInput=${(e) => setModel(e.currentTarget.value)} />
+    <input
+      id="provider-model"
+      name="model"
+      autocomplete="off"
+      spellcheck="false"
+      value=${model}
+      required
+      onInput=${(e) => setModel(e.currentTarget.value)}
+    />
     <label for="provider-key">API key</label>
-    <input id="provider-key" name="api_key" type="password" autocomplete="off" spellcheck="false" value=${apiKey}
+    <input
+      id="provider-key"
+      name="api_key"
+      type="password"
+      autocomplete="off"
+      spellcheck="false"
+      value=${apiKey}
       placeholder=${keyStored ? "Type a new key to replace the stored one" : "No key (local servers need none)"}
-      aria-describedby="provider-key-state" onInput=${(e) => setApiKey(e.currentTarget.value)} />
+      aria-describedby="provider-key-state"
+      onInput=${(e) => setApiKey(e.currentTarget.value)}
+    />
     <p class="hint" id="provider-key-state">
       ${keyStored ? "A key is stored. It is never shown; leave the field empty to keep it." : removeKey ? "The stored key will be removed." : "No key is stored."}
-      ${saved?.api_key_set &&
-      html` <button type="button" class="link-button provider-key-remove" onClick=${() => (setRemoveKey(!removeKey), setApiKey(""))}>
-        ${removeKey ? "Keep the key" : "Remove key"}
-      </button>`}
+      ${
+        saved?.api_key_set &&
+        html` <button
+          type="button"
+          class="link-button provider-key-remove"
+          onClick=${() => (setRemoveKey(!removeKey), setApiKey(""))}
+        >
+          ${removeKey ? "Keep the key" : "Remove key"}
+        </button>`
+      }
     </p>
     ${error && html`<p class="form-error" role="alert">${error}</p>`}
     <div class="dialog-buttons">
@@ -106,10 +153,18 @@ export function SettingsDialog({ store }) {
     )
   }, [open])
   const close = () => (settingsOpen.value = false)
-  return html`<dialog ref=${ref} class="chat-dialog settings-dialog" aria-label="Model provider settings"
-    onCancel=${(e) => (e.preventDefault(), close())}>
-    ${open && error && html`<p class="form-error" role="alert">Could not read the settings: ${error}</p>
-      <div class="dialog-buttons"><button type="button" onClick=${close}>Close</button></div>`}
+  return html`<dialog
+    ref=${ref}
+    class="chat-dialog settings-dialog"
+    aria-label="Model provider settings"
+    onCancel=${(e) => (e.preventDefault(), close())}
+  >
+    ${
+      open &&
+      error &&
+      html`<p class="form-error" role="alert">Could not read the settings: ${error}</p>
+        <div class="dialog-buttons"><button type="button" onClick=${close}>Close</button></div>`
+    }
     ${open && !error && !loaded && html`<p class="placeholder">Loading…</p>`}
     ${open && loaded && html`<${SettingsForm} store=${store} onClose=${close} />`}
   </dialog>`
@@ -117,8 +172,15 @@ export function SettingsDialog({ store }) {
 
 /** A header button that opens the dialog. */
 export function SettingsButton() {
-  return html`<button type="button" class="icon-button settings-button" aria-label="Model provider settings" title="Model provider settings"
-    onClick=${openSettings}>⚙</button>`
+  return html`<button
+    type="button"
+    class="icon-button settings-button"
+    aria-label="Model provider settings"
+    title="Model provider settings"
+    onClick=${openSettings}
+  >
+    ⚙
+  </button>`
 }
 
 export const NOT_CONFIGURED = "provider.not_configured"
@@ -140,6 +202,8 @@ export function ProviderNotice({ store, thread }) {
   if (!missing) return null
   return html`<div class="provider-notice" role="alert">
     <span>No model provider is configured: the agent cannot answer until one is set.</span>
-    <button type="button" class="primary provider-configure" onClick=${openSettings}>Configure provider</button>
+    <button type="button" class="primary provider-configure" onClick=${openSettings}>
+      Configure provider
+    </button>
   </div>`
 }

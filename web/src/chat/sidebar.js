@@ -15,7 +15,8 @@ export const SIDEBAR_MAX = 480
 function loadLayout() {
   try {
     const saved = JSON.parse(localStorage.getItem(LAYOUT_KEY) ?? "null")
-    if (saved && typeof saved.width === "number") return { width: saved.width, collapsed: Boolean(saved.collapsed) }
+    if (saved && typeof saved.width === "number")
+      return { width: saved.width, collapsed: Boolean(saved.collapsed) }
   } catch {
     // unreadable: defaults
   }
@@ -86,7 +87,12 @@ function Modal({ label, onClose, children, className }) {
     if (!dialog.open) dialog.showModal()
     return () => dialog.open && dialog.close()
   }, [])
-  return html`<dialog ref=${ref} class=${`chat-dialog ${className ?? ""}`} aria-label=${label} onCancel=${(e) => (e.preventDefault(), onClose())}>
+  return html`<dialog
+    ref=${ref}
+    class=${`chat-dialog ${className ?? ""}`}
+    aria-label=${label}
+    onCancel=${(e) => (e.preventDefault(), onClose())}
+  >
     ${children}
   </dialog>`
 }
@@ -102,7 +108,10 @@ function NewSessionDialog({ store, onClose }) {
     setBusy(true)
     setError(null)
     try {
-      const session = await store.createSession({ title: title.trim(), directory: directory.trim() })
+      const session = await store.createSession({
+        title: title.trim(),
+        directory: directory.trim(),
+      })
       store.select(session.id)
       onClose()
     } catch (e) {
@@ -119,21 +128,40 @@ function NewSessionDialog({ store, onClose }) {
       <h2>New session</h2>
       <label for="new-session-folder">Working folder</label>
       <div class="folder-row">
-        <input id="new-session-folder" name="directory" list="recent-folders" value=${directory} autocomplete="off"
-          placeholder="The service's folder" onInput=${(e) => setDirectory(e.currentTarget.value)} />
+        <input
+          id="new-session-folder"
+          name="directory"
+          list="recent-folders"
+          value=${directory}
+          autocomplete="off"
+          placeholder="The service's folder"
+          onInput=${(e) => setDirectory(e.currentTarget.value)}
+        />
         ${native && html`<button type="button" onClick=${browse}>Browse…</button>`}
       </div>
       <datalist id="recent-folders">
         ${store.recentFolders.value.map((folder) => html`<option key=${folder} value=${folder} />`)}
       </datalist>
-      ${store.recentFolders.value.length > 0 &&
-      html`<ul class="recent-folders" aria-label="Recent folders">
-        ${store.recentFolders.value.map(
-          (folder) => html`<li key=${folder}><button type="button" class="link-button" onClick=${() => setDirectory(folder)}>${folder}</button></li>`,
-        )}
-      </ul>`}
+      ${
+        store.recentFolders.value.length > 0 &&
+        html`<ul class="recent-folders" aria-label="Recent folders">
+          ${store.recentFolders.value.map(
+            (folder) =>
+              html`<li key=${folder}>
+                <button type="button" class="link-button" onClick=${() => setDirectory(folder)}>
+                  ${folder}
+                </button>
+              </li>`,
+          )}
+        </ul>`
+      }
       <label for="new-session-title">Title <span class="optional">(optional)</span></label>
-      <input id="new-session-title" name="title" value=${title} onInput=${(e) => setTitle(e.currentTarget.value)} />
+      <input
+        id="new-session-title"
+        name="title"
+        value=${title}
+        onInput=${(e) => setTitle(e.currentTarget.value)}
+      />
       ${error && html`<p class="form-error" role="alert">${error}</p>`}
       <div class="dialog-buttons">
         <button type="button" onClick=${onClose}>Cancel</button>
@@ -157,7 +185,10 @@ function DeleteDialog({ store, session, onClose }) {
   return html`<${Modal} label="Delete session" onClose=${onClose} className="delete-session-dialog">
     <form onSubmit=${confirm}>
       <h2>Delete session?</h2>
-      <p>“${session.title || "Untitled"}” and all its messages will be deleted. This cannot be undone.</p>
+      <p>
+        “${session.title || "Untitled"}” and all its messages will be deleted. This cannot be
+        undone.
+      </p>
       ${error && html`<p class="form-error" role="alert">${error}</p>`}
       <div class="dialog-buttons">
         <button type="button" onClick=${onClose}>Cancel</button>
@@ -189,23 +220,56 @@ function SessionItem({ store, session, active, onDelete }) {
       setError(e.message)
     }
   }
-  return html`<li class="session-item" data-id=${session.id} data-status=${session.status} aria-current=${active ? "true" : undefined}>
-    ${renaming
-      ? html`<input class="session-rename" aria-label="Session title" value=${session.title} ref=${(el) => el && el.focus()}
-          onKeyDown=${(e) => {
-            if (e.key === "Enter") finish(e.currentTarget.value, true)
-            else if (e.key === "Escape") finish("", false)
-          }}
-          onBlur=${(e) => finish(e.currentTarget.value, true)} />`
-      : html`<button type="button" class="session-open" onClick=${() => store.select(session.id)} onDblClick=${start}
-          title=${session.directory ? `${title} — ${session.directory}` : title}>
-          <${SessionStatusIcon} status=${session.status} />
-          <span class="session-title">${title}</span>
-        </button>
-        <span class="session-actions">
-          <button type="button" class="icon-button small" aria-label=${`Rename ${title}`} title="Rename" onClick=${start}>✎</button>
-          <button type="button" class="icon-button small" aria-label=${`Delete ${title}`} title="Delete" onClick=${() => onDelete(session)}>×</button>
-        </span>`}
+  return html`<li
+    class="session-item"
+    data-id=${session.id}
+    data-status=${session.status}
+    aria-current=${active ? "true" : undefined}
+  >
+    ${
+      renaming
+        ? html`<input
+            class="session-rename"
+            aria-label="Session title"
+            value=${session.title}
+            ref=${(el) => el && el.focus()}
+            onKeyDown=${(e) => {
+              if (e.key === "Enter") finish(e.currentTarget.value, true)
+              else if (e.key === "Escape") finish("", false)
+            }}
+            onBlur=${(e) => finish(e.currentTarget.value, true)}
+          />`
+        : html`<button
+              type="button"
+              class="session-open"
+              onClick=${() => store.select(session.id)}
+              onDblClick=${start}
+              title=${session.directory ? `${title} — ${session.directory}` : title}
+            >
+              <${SessionStatusIcon} status=${session.status} />
+              <span class="session-title">${title}</span>
+            </button>
+            <span class="session-actions">
+              <button
+                type="button"
+                class="icon-button small"
+                aria-label=${`Rename ${title}`}
+                title="Rename"
+                onClick=${start}
+              >
+                ✎
+              </button>
+              <button
+                type="button"
+                class="icon-button small"
+                aria-label=${`Delete ${title}`}
+                title="Delete"
+                onClick=${() => onDelete(session)}
+              >
+                ×
+              </button>
+            </span>`
+    }
     ${error && html`<p class="form-error" role="alert">${error}</p>`}
   </li>`
 }
@@ -214,21 +278,45 @@ export function Sidebar({ store, nav }) {
   const [dialog, setDialog] = useState(null) // null | {kind: "new"} | {kind: "delete", session}
   const sessions = store.sessions.value.filter((s) => !s.parent_id)
   const children = new Map()
-  for (const s of store.sessions.value) if (s.parent_id) children.set(s.parent_id, [...(children.get(s.parent_id) ?? []), s])
-  const item = (s, depth) => html`
-    <${SessionItem} key=${s.id} store=${store} session=${s} active=${store.activeId.value === s.id} onDelete=${(session) => setDialog({ kind: "delete", session })} />
-    ${(children.get(s.id) ?? []).length > 0 &&
-    html`<li class="session-children" key=${`${s.id}-children`}><ul role="list">${children.get(s.id).map((c) => item(c, depth + 1))}</ul></li>`}`
+  for (const s of store.sessions.value)
+    if (s.parent_id) children.set(s.parent_id, [...(children.get(s.parent_id) ?? []), s])
+  const item = (s, depth) =>
+    html` <${SessionItem}
+        key=${s.id}
+        store=${store}
+        session=${s}
+        active=${store.activeId.value === s.id}
+        onDelete=${(session) => setDialog({ kind: "delete", session })}
+      />
+      ${
+        (children.get(s.id) ?? []).length > 0 &&
+        html`<li class="session-children" key=${`${s.id}-children`}>
+          <ul role="list">
+            ${children.get(s.id).map((c) => item(c, depth + 1))}
+          </ul>
+        </li>`
+      }`
   return html`
     <div class="sessions-head">
       <h2 class="sidebar-title">Sessions</h2>
       <span class="header-spacer"></span>
       <${SettingsButton} />
-      <button type="button" class="icon-button" id="new-session" aria-label="New session" title="New session" onClick=${() => setDialog({ kind: "new" })}>+</button>
+      <button
+        type="button"
+        class="icon-button"
+        id="new-session"
+        aria-label="New session"
+        title="New session"
+        onClick=${() => setDialog({ kind: "new" })}
+      >
+        +
+      </button>
     </div>
     ${store.listState.value === "error" && html`<p class="form-error" role="alert">Could not load sessions.</p>`}
     ${sessions.length === 0 && store.listState.value === "ready" && html`<p class="placeholder">No sessions yet.</p>`}
-    <ul class="session-list" role="list">${sessions.map((s) => item(s, 0))}</ul>
+    <ul class="session-list" role="list">
+      ${sessions.map((s) => item(s, 0))}
+    </ul>
     <${Resizer} nav=${nav} />
     ${dialog?.kind === "new" && html`<${NewSessionDialog} store=${store} onClose=${() => setDialog(null)} />`}
     ${dialog?.kind === "delete" && html`<${DeleteDialog} store=${store} session=${dialog.session} onClose=${() => setDialog(null)} />`}

@@ -116,7 +116,8 @@ export class Thread {
     if (!this.messages.has(id) || ids[ids.length - 1] === id) return
     this.ids.value = [...ids.filter((x) => x !== id), id]
     const chunks = this.chunks.value
-    for (const chunk of chunks) if (chunk.ids.value.includes(id)) chunk.ids.value = chunk.ids.value.filter((x) => x !== id)
+    for (const chunk of chunks)
+      if (chunk.ids.value.includes(id)) chunk.ids.value = chunk.ids.value.filter((x) => x !== id)
     const last = chunks[chunks.length - 1]
     if (last) last.ids.value = [...last.ids.value, id]
   }
@@ -125,7 +126,11 @@ export class Thread {
   #settleLive(event) {
     const { type, data } = event
     if (RETRY_ENDS.has(type)) this.retry.value = null
-    if (type === "session.reasoning" || type === "session.step.ended" || type === "session.step.failed") {
+    if (
+      type === "session.reasoning" ||
+      type === "session.step.ended" ||
+      type === "session.step.failed"
+    ) {
       const streamed = this.reasoning.get(data?.message_id)
       if (streamed) streamed.value = ""
     }
@@ -133,7 +138,12 @@ export class Thread {
       const streamed = this.streaming.get(data?.message_id)
       if (streamed) streamed.value = ""
     }
-    if ((type === "session.tool.called" || type === "session.tool.success" || type === "session.tool.failed") && data?.call_id) {
+    if (
+      (type === "session.tool.called" ||
+        type === "session.tool.success" ||
+        type === "session.tool.failed") &&
+      data?.call_id
+    ) {
       this.toolInput.delete(data.call_id)
     }
     if (type === "session.input.delivered" && data?.message_id) this.#delivered(data.message_id)
@@ -168,8 +178,10 @@ export class Thread {
     if (event.seq <= this.seq) return false // replayed or duplicated: already applied
     this.seq = event.seq
     const id = event.data?.message_id
-    if (event.type === "session.retry.scheduled") this.retry.value = { ...event.data, created: event.created }
-    else if (event.type === "session.step.ended" || event.type === "session.step.started") this.retry.value = null
+    if (event.type === "session.retry.scheduled")
+      this.retry.value = { ...event.data, created: event.created }
+    else if (event.type === "session.step.ended" || event.type === "session.step.started")
+      this.retry.value = null
     if (this.state.value !== "idle") batch(() => this.#settleLive(event))
     else if (RETRY_ENDS.has(event.type)) this.retry.value = null
     if (!id || this.state.value === "idle") return false // not loaded: a later read brings it
@@ -195,7 +207,8 @@ export class Thread {
       this.known.set(id, event.seq)
       // The durable text part now holds what the deltas streamed.
       const streamed = this.streaming.get(id)
-      if (streamed && (event.type === "session.text" || event.type === "session.step.ended")) streamed.value = ""
+      if (streamed && (event.type === "session.text" || event.type === "session.step.ended"))
+        streamed.value = ""
     })
     return true
   }
@@ -219,7 +232,9 @@ export function createChatStore({ request }) {
   const active = computed(() => sessions.value.find((s) => s.id === activeId.value) ?? null)
   const recentFolders = computed(() => {
     const seen = new Set()
-    const sorted = [...sessions.value].sort((a, b) => (b.time?.updated ?? 0) - (a.time?.updated ?? 0))
+    const sorted = [...sessions.value].sort(
+      (a, b) => (b.time?.updated ?? 0) - (a.time?.updated ?? 0),
+    )
     for (const s of sorted) if (s.directory) seen.add(s.directory)
     return [...seen].slice(0, 10)
   })
@@ -234,7 +249,9 @@ export function createChatStore({ request }) {
     if (live) sessionTouched.set(session.id, ++sessionClock)
     const list = sessions.value.filter((s) => s.id !== session.id)
     const previous = sessions.value.find((s) => s.id === session.id)
-    list.push(previous ? { ...previous, ...session, time: { ...previous.time, ...session.time } } : session)
+    list.push(
+      previous ? { ...previous, ...session, time: { ...previous.time, ...session.time } } : session,
+    )
     sessions.value = list.sort(byCreatedDesc)
   }
 
@@ -242,7 +259,9 @@ export function createChatStore({ request }) {
     const previous = sessions.value.find((s) => s.id === id)
     if (!previous) return
     sessionTouched.set(id, ++sessionClock)
-    sessions.value = sessions.value.map((s) => (s.id === id ? change({ ...s, time: { ...s.time } }) : s))
+    sessions.value = sessions.value.map((s) =>
+      s.id === id ? change({ ...s, time: { ...s.time } }) : s,
+    )
   }
 
   function removeSession(id) {
@@ -260,8 +279,12 @@ export function createChatStore({ request }) {
       const { data } = await request("GET", "/api/session")
       batch(() => {
         const fresh = new Map(data.map((s) => [s.id, s]))
-        const kept = sessions.value.filter((s) => (sessionTouched.get(s.id) ?? 0) > started || fresh.has(s.id))
-        const merged = kept.map((s) => ((sessionTouched.get(s.id) ?? 0) > started ? s : fresh.get(s.id)))
+        const kept = sessions.value.filter(
+          (s) => (sessionTouched.get(s.id) ?? 0) > started || fresh.has(s.id),
+        )
+        const merged = kept.map((s) =>
+          (sessionTouched.get(s.id) ?? 0) > started ? s : fresh.get(s.id),
+        )
         for (const s of data) {
           if (deleted.has(s.id) && (sessionTouched.get(s.id) ?? 0) > started) continue
           if (!merged.some((m) => m.id === s.id)) merged.push(s)
@@ -288,7 +311,11 @@ export function createChatStore({ request }) {
       // The first read decides where older pages start; a later latest-page read (a resync)
       // must not move the cursor of pages already loaded.
       if (where === "older" || t.older.value.cursor === null || t.state.value !== "ready") {
-        t.older.value = { cursor, loading: false, done: cursor === null || (payload.data ?? []).length === 0 }
+        t.older.value = {
+          cursor,
+          loading: false,
+          done: cursor === null || (payload.data ?? []).length === 0,
+        }
       }
     })
   }
@@ -354,8 +381,16 @@ export function createChatStore({ request }) {
       }
       // A step's start or end leaves a running turn busy (the claim holds; session.status
       // says when the turn ends); only a failure changes a busy session's status here.
-      if (STATUS[type]) changeSession(sid, (s) => ((s.status = s.status === "busy" && STATUS[type] === "idle" ? "busy" : STATUS[type]), s))
-      if (TOUCH.has(type)) changeSession(sid, (s) => ((s.time.updated = Math.max(s.time.updated ?? 0, created)), s))
+      if (STATUS[type])
+        changeSession(
+          sid,
+          (s) => (
+            (s.status = s.status === "busy" && STATUS[type] === "idle" ? "busy" : STATUS[type]),
+            s
+          ),
+        )
+      if (TOUCH.has(type))
+        changeSession(sid, (s) => ((s.time.updated = Math.max(s.time.updated ?? 0, created)), s))
       threads.get(sid)?.apply(event)
     })
   }
@@ -385,7 +420,11 @@ export function createChatStore({ request }) {
       loadProvider().catch(() => null) // the event says little; the route says all but the key
       return
     }
-    if (typeof properties.seq === "number" && properties.data && typeof properties.data === "object") {
+    if (
+      typeof properties.seq === "number" &&
+      properties.data &&
+      typeof properties.data === "object"
+    ) {
       applyDurable({ ...properties, type: properties.type ?? type })
     } else {
       applyEphemeral(type, properties)
@@ -426,7 +465,11 @@ export function createChatStore({ request }) {
   async function editMessage(sessionId, messageId, content) {
     const t = thread(sessionId)
     const startSeq = t.seq
-    const payload = await request("PATCH", `/api/session/${enc(sessionId)}/message/${enc(messageId)}`, { content })
+    const payload = await request(
+      "PATCH",
+      `/api/session/${enc(sessionId)}/message/${enc(messageId)}`,
+      { content },
+    )
     if (payload?.data?.id === messageId && t.messages.has(messageId)) {
       t.merge([payload.data], typeof payload.seq === "number" ? payload.seq : startSeq)
     }
@@ -438,7 +481,10 @@ export function createChatStore({ request }) {
   /** Sends a prompt (202 {message_id}); while a turn runs it is queued behind it. */
   async function sendPrompt(sessionId, text) {
     const busy = sessions.value.find((s) => s.id === sessionId)?.status === "busy"
-    const { data } = await request("POST", `/api/session/${enc(sessionId)}/prompt`, { text, mode: "queue" })
+    const { data } = await request("POST", `/api/session/${enc(sessionId)}/prompt`, {
+      text,
+      mode: "queue",
+    })
     const messageId = data?.message_id
     if (busy && messageId) thread(sessionId).markQueued(messageId)
     return messageId ?? null

@@ -14,14 +14,21 @@ export function toolStatus(part) {
 /** The shell command, from the settled input or (while streaming) nothing yet. */
 export function shellCommand(part) {
   const input = part.state?.input
-  return part.name === "shell" && input && typeof input === "object" && typeof input.command === "string" ? input.command : null
+  return part.name === "shell" &&
+    input &&
+    typeof input === "object" &&
+    typeof input.command === "string"
+    ? input.command
+    : null
 }
 
 /** "exit 0" / "exit 2" next to a settled shell call's name (metadata.exit_code). */
 export function ToolBadge({ part }) {
   const code = part.state?.metadata?.exit_code
   if (part.name !== "shell" || typeof code !== "number") return null
-  return html`<span class="tool-exit" data-code=${code} title=${`Exit code ${code}`}>exit ${code}</span>`
+  return html`<span class="tool-exit" data-code=${code} title=${`Exit code ${code}`}
+    >exit ${code}</span
+  >`
 }
 
 /** The arguments as they stream (session.tool.input.delta), until the call is made. */

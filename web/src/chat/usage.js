@@ -34,7 +34,8 @@ export function turnUsage(ids, message) {
   return usage
 }
 
-const compact = (n) => (n >= 10_000 ? `${Math.round(n / 1000)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n))
+const compact = (n) =>
+  n >= 10_000 ? `${Math.round(n / 1000)}k` : n >= 1000 ? `${(n / 1000).toFixed(1)}k` : String(n)
 
 /** "12 in · 7 out" (reasoning and cache reads only when there are any). */
 export function usageText(tokens) {
@@ -49,7 +50,11 @@ export function TurnUsage({ thread, messageId }) {
   const tokens = thread.usage.value.get(messageId)
   if (!tokens) return null
   const full = KEYS.map((k) => `${k.replace("_", " ")}: ${tokens[k]}`).join(", ")
-  return html`<div class="turn-usage" title=${`Tokens this turn — ${full}`} aria-label=${`Tokens this turn: ${usageText(tokens)}`}>
+  return html`<div
+    class="turn-usage"
+    title=${`Tokens this turn — ${full}`}
+    aria-label=${`Tokens this turn: ${usageText(tokens)}`}
+  >
     ${usageText(tokens)} tokens
   </div>`
 }

@@ -134,7 +134,8 @@ export class PtyLink {
     url.searchParams.set("ticket", ticket)
     url.searchParams.set("cursor", String(requested))
     // Lets the host answer with a checkpoint when the cursor belongs to another epoch.
-    if (this.cursor !== null && this.epoch !== null) url.searchParams.set("epoch", String(this.epoch))
+    if (this.cursor !== null && this.epoch !== null)
+      url.searchParams.set("epoch", String(this.epoch))
     url.searchParams.set("attachment_id", this.attachmentId)
     url.searchParams.set("role", this.observe && !takeover ? "observer" : "controller")
     url.searchParams.set("takeover", String(takeover))
@@ -239,7 +240,12 @@ export class PtyLink {
   #onAttached(conn, message) {
     const info = message.info ?? {}
     const replay = message.replay ?? {}
-    if (conn.assumedEpoch !== null && info.epoch !== conn.assumedEpoch && !replay.truncated && !conn.replaceScreen) {
+    if (
+      conn.assumedEpoch !== null &&
+      info.epoch !== conn.assumedEpoch &&
+      !replay.truncated &&
+      !conn.replaceScreen
+    ) {
       // Our cursor counted bytes of another PTY host instance: the replay would not line up
       // with the screen. Start over from the new epoch's beginning.
       this.epoch = info.epoch
@@ -278,7 +284,11 @@ export class PtyLink {
     if (!this.queue.length) return
     const queued = this.queue
     this.queue = []
-    if (message.role === "controller" && message.attachment_id === this.attachmentId && !this.exited) {
+    if (
+      message.role === "controller" &&
+      message.attachment_id === this.attachmentId &&
+      !this.exited
+    ) {
       for (const bytes of queued) this.conn.ws.send(bytes)
     } else {
       const count = queued.reduce((sum, bytes) => sum + bytes.length, 0)

@@ -8,7 +8,13 @@ import { currentTheme, onThemeChange } from "../theme.js"
 import { groupKeyOf, groupLabel, groupOrder } from "./groups.js"
 import { shortcutFor } from "./shortcuts.js"
 import { GroupedStrip } from "./strip.js"
-import { forget, loadActive, loadKnownTerminals, saveActive, saveKnownTerminals } from "./storage.js"
+import {
+  forget,
+  loadActive,
+  loadKnownTerminals,
+  saveActive,
+  saveKnownTerminals,
+} from "./storage.js"
 import { TerminalTab } from "./tab.js"
 
 const ORDER_KEY = "terminal-order"
@@ -74,7 +80,8 @@ export class TerminalManager {
         if (tab.id === this.activeId) this.#scheduleResize()
       },
       viewOnlyInput: (tab) => this.#viewOnlyInput(tab),
-      exitAction: (tab, action) => (action === "restart" ? this.restart(tab.id) : this.closeTab(tab.id)),
+      exitAction: (tab, action) =>
+        action === "restart" ? this.restart(tab.id) : this.closeTab(tab.id),
     }
   }
 
@@ -93,8 +100,13 @@ export class TerminalManager {
       for (const tab of this.tabs.values()) tab.setTheme(theme)
     })
     this.connection.on("pty.created", ({ info }) => info && this.#add(info))
-    this.connection.on("pty.updated", ({ info }) => info && this.tabs.get(info.id)?.updateInfo(info))
-    this.connection.on("pty.exited", ({ id, exit_code }) => this.tabs.get(id)?.markExited(exit_code))
+    this.connection.on(
+      "pty.updated",
+      ({ info }) => info && this.tabs.get(info.id)?.updateInfo(info),
+    )
+    this.connection.on("pty.exited", ({ id, exit_code }) =>
+      this.tabs.get(id)?.markExited(exit_code),
+    )
     this.connection.on("pty.deleted", ({ id }) => this.#remove(id))
     this.connection.on("server.connected", () => this.#sync())
     // Another window reordered its tabs: follow.
@@ -123,8 +135,12 @@ export class TerminalManager {
     try {
       ;[list, order, shared] = await Promise.all([
         api("GET", "/api/pty"),
-        this.loaded ? Promise.resolve(null) : api("GET", `/api/ui/prefs/${ORDER_KEY}`).catch(() => null),
-        this.loaded ? Promise.resolve(null) : api("GET", `/api/ui/prefs/${ACTIVE_KEY}`).catch(() => null),
+        this.loaded
+          ? Promise.resolve(null)
+          : api("GET", `/api/ui/prefs/${ORDER_KEY}`).catch(() => null),
+        this.loaded
+          ? Promise.resolve(null)
+          : api("GET", `/api/ui/prefs/${ACTIVE_KEY}`).catch(() => null),
       ])
     } catch (error) {
       // Service down before anything loaded: show the tabs we knew, reconnecting.
@@ -132,7 +148,8 @@ export class TerminalManager {
       return // offline or signed out: server.connected triggers another sync
     }
     if (!Array.isArray(list)) return
-    if (!this.loaded && Array.isArray(order?.value)) this.order = order.value.filter((id) => typeof id === "string")
+    if (!this.loaded && Array.isArray(order?.value))
+      this.order = order.value.filter((id) => typeof id === "string")
     const newer = (id) => (this.changedAt.get(id) ?? -1) > asked
     // Closed here since the list was taken: not brought back.
     list = list.filter((info) => this.tabs.has(info.id) || !newer(info.id))
@@ -181,7 +198,9 @@ export class TerminalManager {
 
   #applyOrder(saved) {
     const rank = new Map(saved.map((id, index) => [id, index]))
-    const sorted = [...this.order].sort((a, b) => (rank.get(a) ?? Infinity) - (rank.get(b) ?? Infinity))
+    const sorted = [...this.order].sort(
+      (a, b) => (rank.get(a) ?? Infinity) - (rank.get(b) ?? Infinity),
+    )
     const order = this.#regroup(sorted)
     if (order.every((id, i) => id === this.order[i])) return
     this.order = order
@@ -244,7 +263,11 @@ export class TerminalManager {
       try {
         this.#add(await api("GET", `/api/pty/${encodeURIComponent(id)}`))
       } catch (error) {
-        this.notice(error.status === 404 ? "That terminal is gone." : `Could not open the terminal: ${error.message}`)
+        this.notice(
+          error.status === 404
+            ? "That terminal is gone."
+            : `Could not open the terminal: ${error.message}`,
+        )
         return false
       }
     }
@@ -257,7 +280,9 @@ export class TerminalManager {
     if (!tab) return false
     const busy = tab.busyWith
     if (busy) {
-      const ok = await this.#confirm(`${busy} is still running in “${tab.title}”. Closing the tab ends it.`)
+      const ok = await this.#confirm(
+        `${busy} is still running in “${tab.title}”. Closing the tab ends it.`,
+      )
       if (!ok) {
         tab.focus()
         return false
@@ -310,7 +335,9 @@ export class TerminalManager {
     const previous = tab.info.title
     tab.updateInfo({ title: clean })
     try {
-      const info = await api("PATCH", `/api/pty/${encodeURIComponent(id)}`, { body: { title: clean } })
+      const info = await api("PATCH", `/api/pty/${encodeURIComponent(id)}`, {
+        body: { title: clean },
+      })
       if (info?.id === id) tab.updateInfo(info)
     } catch (error) {
       tab.updateInfo({ title: previous })
@@ -468,7 +495,8 @@ export class TerminalManager {
     }
     this.el.empty.hidden = this.tabs.size > 0 || !this.loaded
     this.#renderTitle()
-    if (this.loaded) saveKnownTerminals(this.order.map((id) => this.tabs.get(id)?.info).filter(Boolean))
+    if (this.loaded)
+      saveKnownTerminals(this.order.map((id) => this.tabs.get(id)?.info).filter(Boolean))
   }
 
   /** The window's title names the tab in view, so window lists and task bars tell them apart. */
@@ -481,9 +509,17 @@ export class TerminalManager {
   #renderBars() {
     const tab = this.tabs.get(this.activeId)
     const link = tab?.link
-    this.el.viewOnlyBar.hidden = !(link && link.connected && link.role === "observer" && !link.exited)
+    this.el.viewOnlyBar.hidden = !(
+      link &&
+      link.connected &&
+      link.role === "observer" &&
+      !link.exited
+    )
     const why = this.el.viewOnlyBar.querySelector("span")
-    if (why) why.textContent = tab?.info.job ? "View only — the agent's command." : "View only — another window is in control."
+    if (why)
+      why.textContent = tab?.info.job
+        ? "View only — the agent's command."
+        : "View only — another window is in control."
   }
 
   #tabChanged(tab) {
@@ -553,7 +589,10 @@ export class TerminalManager {
         break
       case "copy": {
         const text = tab?.term.getSelection()
-        if (text) navigator.clipboard?.writeText(text).catch(() => this.notice("Copy was refused by the browser."))
+        if (text)
+          navigator.clipboard
+            ?.writeText(text)
+            .catch(() => this.notice("Copy was refused by the browser."))
         break
       }
       default:
@@ -610,7 +649,8 @@ export class TerminalManager {
     // Drag to reorder (HTML5 drag and drop; the drop side of the target tab decides before/after).
     let dragged = null
     const clearMarks = () => {
-      for (const el of strip.querySelectorAll(".drop-before, .drop-after")) el.classList.remove("drop-before", "drop-after")
+      for (const el of strip.querySelectorAll(".drop-before, .drop-after"))
+        el.classList.remove("drop-before", "drop-after")
     }
     const sideOf = (event, el) => {
       const rect = el.getBoundingClientRect()
@@ -630,7 +670,8 @@ export class TerminalManager {
       event.preventDefault()
       event.dataTransfer.dropEffect = "move"
       clearMarks()
-      if (tab.id !== dragged) tab.tabEl.classList.add(sideOf(event, tab.tabEl) ? "drop-after" : "drop-before")
+      if (tab.id !== dragged)
+        tab.tabEl.classList.add(sideOf(event, tab.tabEl) ? "drop-after" : "drop-before")
     })
     strip.addEventListener("dragleave", (event) => {
       if (!strip.contains(event.relatedTarget)) clearMarks()
@@ -705,8 +746,14 @@ export class TerminalManager {
         this.#showSearchCount(null)
         return
       }
-      const options = { caseSensitive: false, incremental, decorations: searchDecorations(currentTheme()) }
-      const found = backwards ? tab.search.findPrevious(query, options) : tab.search.findNext(query, options)
+      const options = {
+        caseSensitive: false,
+        incremental,
+        decorations: searchDecorations(currentTheme()),
+      }
+      const found = backwards
+        ? tab.search.findPrevious(query, options)
+        : tab.search.findNext(query, options)
       // Without a match the addon reports nothing: say so here.
       if (!found) this.#showSearchCount({ resultIndex: -1, resultCount: 0 })
     }
@@ -750,7 +797,8 @@ export class TerminalManager {
 
   #openSearch() {
     const bar = this.el.search.bar
-    if (bar.hidden || this.searchFrom?.tab.id !== this.activeId) this.#bindSearch(this.tabs.get(this.activeId))
+    if (bar.hidden || this.searchFrom?.tab.id !== this.activeId)
+      this.#bindSearch(this.tabs.get(this.activeId))
     bar.hidden = false
     this.el.search.input.focus()
     this.el.search.input.select()

@@ -43,7 +43,11 @@ export class PacedWriter {
    * @param {() => number} [options.now] a clock in ms
    * @param {() => number} [options.typingAgo] ms since the user's last key in this page
    */
-  constructor(term, paced, { idle = browserIdle, now = () => performance.now(), typingAgo = () => Infinity } = {}) {
+  constructor(
+    term,
+    paced,
+    { idle = browserIdle, now = () => performance.now(), typingAgo = () => Infinity } = {},
+  ) {
     this.term = term
     this.paced = paced
     this.idle = idle

@@ -5,17 +5,30 @@
 // Trusted Types for HTML sinks.
 const PATHS = {
   // ">_" prompt: a running shell with nothing new to see
-  running: [["path", { d: "M3 4.5l3.5 3.5L3 11.5" }], ["path", { d: "M8.5 12h4.5" }]],
+  running: [
+    ["path", { d: "M3 4.5l3.5 3.5L3 11.5" }],
+    ["path", { d: "M8.5 12h4.5" }],
+  ],
   // solid disc: unseen output
   activity: [["circle", { cx: "8", cy: "8", r: "4.5", fill: "currentColor", stroke: "none" }]],
   // bell
-  bell: [["path", { d: "M4 11V7.5a4 4 0 0 1 8 0V11l1.2 1.2H2.8z" }], ["path", { d: "M6.8 14h2.4" }]],
+  bell: [
+    ["path", { d: "M4 11V7.5a4 4 0 0 1 8 0V11l1.2 1.2H2.8z" }],
+    ["path", { d: "M6.8 14h2.4" }],
+  ],
   // check mark: exited with code 0
   "exited-ok": [["path", { d: "M3 8.5l3.2 3.2L13 4.8" }]],
   // warning triangle: exited with an error code (a cross read as a second close button)
-  "exited-error": [["path", { d: "M8 2.2L14.2 13.3H1.8z" }], ["path", { d: "M8 6.6v3" }], ["path", { d: "M8 11.6v.1" }]],
+  "exited-error": [
+    ["path", { d: "M8 2.2L14.2 13.3H1.8z" }],
+    ["path", { d: "M8 6.6v3" }],
+    ["path", { d: "M8 11.6v.1" }],
+  ],
   // open arc with an arrow head: reconnecting
-  reconnecting: [["path", { d: "M13 8a5 5 0 1 1-1.6-3.7" }], ["path", { d: "M11.8 1.8l-.3 2.8 2.8.2" }]],
+  reconnecting: [
+    ["path", { d: "M13 8a5 5 0 1 1-1.6-3.7" }],
+    ["path", { d: "M11.8 1.8l-.3 2.8 2.8.2" }],
+  ],
   // life ring: recovered after the PTY host crashed (screen and folder back, programs ended)
   recovered: [
     ["circle", { cx: "8", cy: "8", r: "5.8" }],

@@ -69,11 +69,25 @@ export function forget(ptyId) {
 }
 
 const KNOWN = "desk.known-terminals"
-const KNOWN_FIELDS = ["id", "title", "command", "args", "cwd", "group", "status", "exit_code", "size", "epoch", "created"]
+const KNOWN_FIELDS = [
+  "id",
+  "title",
+  "command",
+  "args",
+  "cwd",
+  "group",
+  "status",
+  "exit_code",
+  "size",
+  "epoch",
+  "created",
+]
 
 /** The tab list as last seen, so a reload while the service is down still shows the tabs. */
 export function saveKnownTerminals(infos) {
-  const slim = infos.map((info) => Object.fromEntries(KNOWN_FIELDS.map((key) => [key, info[key] ?? null])))
+  const slim = infos.map((info) =>
+    Object.fromEntries(KNOWN_FIELDS.map((key) => [key, info[key] ?? null])),
+  )
   set(KNOWN, JSON.stringify(slim))
 }
 

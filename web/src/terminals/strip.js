@@ -51,7 +51,8 @@ class Section {
 function replaceIfChanged(parent, wanted) {
   // Only touch the DOM when the order changed (appending moves nodes and drops focus).
   const current = [...parent.children]
-  if (wanted.length !== current.length || wanted.some((el, i) => el !== current[i])) parent.replaceChildren(...wanted)
+  if (wanted.length !== current.length || wanted.some((el, i) => el !== current[i]))
+    parent.replaceChildren(...wanted)
 }
 
 export class GroupedStrip {
@@ -72,7 +73,10 @@ export class GroupedStrip {
         this.sections.set(group.key, section)
       }
       keep.add(group.key)
-      section.update(group.ids.map(tabEl).filter(Boolean), { headers, active: headers && group.key === activeGroup })
+      section.update(group.ids.map(tabEl).filter(Boolean), {
+        headers,
+        active: headers && group.key === activeGroup,
+      })
       wanted.push(section.root)
     }
     for (const key of [...this.sections.keys()]) if (!keep.has(key)) this.sections.delete(key)

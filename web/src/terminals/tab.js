@@ -11,12 +11,27 @@ const EMPTY = new Uint8Array(0)
 const HIDE_CURSOR = new TextEncoder().encode("\x1b[?25l")
 const RESIZE_QUIET_MS = 500
 // Answers xterm.js gives to queries (DA, DSR/CPR, window reports, OSC colour queries, DCS).
-// eslint-disable-next-line no-control-regex -- escape sequences are what it matches
-const TERMINAL_REPORT = /^\x1b(\[[?>=]?[\d;]*[cnRty]|\[\??[\d;]*\$y|\][^\x07\x1b]*(\x07|\x1b\\)|P[\s\S]*\x1b\\)$/
+const TERMINAL_REPORT =
+  // eslint-disable-next-line no-control-regex -- escape sequences are what it matches
+  /^\x1b(\[[?>=]?[\d;]*[cnRty]|\[\??[\d;]*\$y|\][^\x07\x1b]*(\x07|\x1b\\)|P[\s\S]*\x1b\\)$/
 
 // The same list as desktop/ptyhost/revive.py SHELLS (which owns it): a shell at its prompt
 // has nothing to lose when closed.
-const SHELLS = new Set(["bash", "sh", "zsh", "fish", "dash", "ksh", "mksh", "tcsh", "csh", "ash", "nu", "xonsh", "elvish"])
+const SHELLS = new Set([
+  "bash",
+  "sh",
+  "zsh",
+  "fish",
+  "dash",
+  "ksh",
+  "mksh",
+  "tcsh",
+  "csh",
+  "ash",
+  "nu",
+  "xonsh",
+  "elvish",
+])
 
 function isShell(name) {
   return SHELLS.has(String(name).replace(/^-/, ""))
@@ -48,16 +63,24 @@ export class TerminalTab {
     this.seen = loadCursor(info.id)
 
     const size = host.size() ?? info.size ?? { cols: 80, rows: 24 }
-    const { term, fit, search } = createTerminal({ cols: size.cols, rows: size.rows, theme: host.theme() })
+    const { term, fit, search } = createTerminal({
+      cols: size.cols,
+      rows: size.rows,
+      theme: host.theme(),
+    })
     this.term = term
     this.fit = fit
     this.search = search
     this.#buildElements()
 
     // Out of view while the page is in view: parsed in idle time (see paced-writer.js).
-    this.writer = new PacedWriter(term, () => document.visibilityState === "visible" && !host.isActive(this), {
-      typingAgo: () => host.typingAgo(),
-    })
+    this.writer = new PacedWriter(
+      term,
+      () => document.visibilityState === "visible" && !host.isActive(this),
+      {
+        typingAgo: () => host.typingAgo(),
+      },
+    )
     this.link = new PtyLink({
       id: this.id,
       attachmentId: attachmentIdFor(this.id),
@@ -233,7 +256,8 @@ export class TerminalTab {
     if (exited) {
       const code = this.link.exitCode ?? this.info.exit_code
       const name = basename(this.info.command) || "The program"
-      const text = code === null || code === undefined ? `${name} exited` : `${name} exited with code ${code}`
+      const text =
+        code === null || code === undefined ? `${name} exited` : `${name} exited with code ${code}`
       if (this.exitText.textContent !== text) this.exitText.textContent = text
       this.restartButton.setAttribute("aria-label", `Restart ${this.title}`)
       // Nothing will be typed here any more: no cursor. A local write after the replay (the
@@ -303,7 +327,8 @@ export class TerminalTab {
   /** The app's pane size changed: a controller adopts it and tells the service. */
   applySize(size) {
     if (!size || this.link.role === "observer" || !this.running) return
-    if (this.term.cols !== size.cols || this.term.rows !== size.rows) this.term.resize(size.cols, size.rows)
+    if (this.term.cols !== size.cols || this.term.rows !== size.rows)
+      this.term.resize(size.cols, size.rows)
     const current = this.info.size
     if (!current || current.cols !== size.cols || current.rows !== size.rows) {
       if (this.link.resize(size.cols, size.rows)) {
@@ -346,7 +371,8 @@ export class TerminalTab {
     if (this.link.replayParsing && typeof data === "string" && TERMINAL_REPORT.test(data)) return
     const result = this.link.input(data)
     if (result === "view-only") this.host.viewOnlyInput(this)
-    else if (result === "queued") this.host.notice(this, "Disconnected: your input is queued until the terminal reconnects.")
+    else if (result === "queued")
+      this.host.notice(this, "Disconnected: your input is queued until the terminal reconnects.")
     if (this.bell || this.recovered) {
       this.bell = false
       this.recoveryNoted = true
@@ -374,7 +400,8 @@ export class TerminalTab {
   }
 
   #followSize(size) {
-    if (size && (this.term.cols !== size.cols || this.term.rows !== size.rows)) this.term.resize(size.cols, size.rows)
+    if (size && (this.term.cols !== size.cols || this.term.rows !== size.rows))
+      this.term.resize(size.cols, size.rows)
   }
 
   #linkChanged() {
@@ -390,7 +417,8 @@ export class TerminalTab {
       this.info = { ...this.info, ...link.info }
       link.info = null
     }
-    if (link.connected && link.role === "observer" && this.info.size) this.#followSize(this.info.size)
+    if (link.connected && link.role === "observer" && this.info.size)
+      this.#followSize(this.info.size)
     if (link.connected && link.role === "controller") this.applySize(this.host.size())
     this.render()
     this.host.changed(this)
