@@ -1,4 +1,4 @@
-// How each durable event changes a message: the client's mirror of desktop/session/projector.py,
+// How each durable event changes a message: the client's mirror of desktop/events/projector.py,
 // so the view follows the live stream without re-reading the message. Reducers edit a draft
 // (a deep copy) and return true when they changed it; an event for a message the client has not
 // loaded is ignored (its page, read later, carries the result).
@@ -8,7 +8,13 @@ const STEP_RESULT = ["finish", "error", "tokens", "cost"]
 function toolPart(message, data, created, create) {
   const found = message.content.find((part) => part.type === "tool" && part.id === data.call_id)
   if (found || !create) return found ?? null
-  const part = { type: "tool", id: data.call_id, name: data.name, state: { status: "streaming", input: "" }, time: { created } }
+  const part = {
+    type: "tool",
+    id: data.call_id,
+    name: data.name,
+    state: { status: "streaming", input: "" },
+    time: { created },
+  }
   message.content.push(part)
   return part
 }
@@ -25,7 +31,12 @@ function settle(message, data, created, state) {
 
 /** Events that create a message: (event) -> the new message. */
 export const CREATE = {
-  "session.prompted": ({ data, created }) => ({ id: data.message_id, type: "user", text: data.text, time: { created } }),
+  "session.prompted": ({ data, created }) => ({
+    id: data.message_id,
+    type: "user",
+    text: data.text,
+    time: { created },
+  }),
   "session.synthetic": ({ data, created }) => ({
     id: data.message_id,
     type: "synthetic",
@@ -63,9 +74,16 @@ export const UPDATE = {
     if (data.cost !== undefined) m.cost = data.cost
     return true
   },
-  "session.step.failed": (m, { data, created }) => ((m.time.completed = created), (m.error = data.error), true),
+  "session.step.failed": (m, { data, created }) => (
+    (m.time.completed = created),
+    (m.error = data.error),
+    true
+  ),
   "session.text": (m, { data }) => (m.content.push({ type: "text", text: data.text }), true),
-  "session.reasoning": (m, { data, created }) => (m.content.push({ type: "reasoning", text: data.text, time: { created } }), true),
+  "session.reasoning": (m, { data, created }) => (
+    m.content.push({ type: "reasoning", text: data.text, time: { created } }),
+    true
+  ),
   "session.tool.input.started": (m, { data, created }) => (toolPart(m, data, created, true), true),
   "session.tool.called": (m, { data, created }) => {
     const part = toolPart(m, data, created, true)
@@ -75,9 +93,14 @@ export const UPDATE = {
     if (data.executed !== undefined) part.executed = data.executed
     return true
   },
-  "session.tool.success": (m, { data, created }) => settle(m, data, created, { status: "completed", content: data.content }),
-  "session.tool.failed": (m, { data, created }) => settle(m, data, created, { status: "error", error: data.error }),
-  "session.message.content.updated": (m, { data }) => ((m.content = structuredClone(data.content)), true),
+  "session.tool.success": (m, { data, created }) =>
+    settle(m, data, created, { status: "completed", content: data.content }),
+  "session.tool.failed": (m, { data, created }) =>
+    settle(m, data, created, { status: "error", error: data.error }),
+  "session.message.content.updated": (m, { data }) => (
+    (m.content = structuredClone(data.content)),
+    true
+  ),
 }
 
 /** Session status as the projection sets it: event type -> status. */
@@ -104,5 +127,7 @@ export const TOUCH = new Set([
 /** The assistant message may be edited: completed, and no tool part still streaming/running. */
 export function editable(message) {
   if (message?.type !== "assistant" || !message.time?.completed) return false
-  return !message.content.some((p) => p.type === "tool" && (p.state?.status === "streaming" || p.state?.status === "running"))
+  return !message.content.some(
+    (p) => p.type === "tool" && (p.state?.status === "streaming" || p.state?.status === "running"),
+  )
 }

@@ -1,6 +1,6 @@
 // The working folder of a new session: typed, picked from recent ones, or (in the desktop
 // window) chosen in the native folder dialog. The window answers through pywebview's shared
-// state, not its js_api, which needs eval (see desktop/shell/folder_bridge.py): the page writes
+// state, not its js_api, which needs eval (see desktop/app/folder_bridge.py): the page writes
 // a request {id, start} and waits for the reply {id, path} with the same id.
 
 import { signal } from "@preact/signals"
