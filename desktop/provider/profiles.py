@@ -1,7 +1,7 @@
 """Provider profiles: what differs between chat-completions endpoints, as data.
 
 A profile decides the base URL default, the name of the max-tokens field, the Groq
-reasoning parameters and whether the Mistral family's extra rules (STRICT-PROVIDER.md
+reasoning parameters and whether the Mistral family's extra rules (docs/PROVIDER-RULES.md,
 rule 7) apply. `build_body` is the only place a request body is assembled.
 """
 
