@@ -5,6 +5,7 @@ Nothing here imports the rest of the package: every part may import this module.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import stat
@@ -42,15 +43,59 @@ def default_runtime_dir(env: Mapping[str, str] | None = None) -> Path:
     xdg = env.get("XDG_RUNTIME_DIR")
     if xdg and os.path.isdir(xdg):
         return Path(xdg) / "desk"
+    return shared_temp_runtime_dir()
+
+
+def shared_temp_runtime_dir() -> Path:
+    """`desk-<uid>` in the shared temp dir: other users may have made that name first."""
     return Path(tempfile.gettempdir()) / f"desk-{os.getuid()}"
 
 
+class UnsafeDirectory(ValueError):
+    """A directory Desk would keep its private files in is not safely its own."""
+
+
+def check_own_dir(path: Path) -> None:
+    """Refuse `path` unless it is missing or a real directory (not a symlink) of this user.
+
+    A group/world-writable mode on our own directory is repaired by ensure_private_dir; a
+    directory of another user (or a link planted in a shared /tmp) is never used."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(info.st_mode):
+        raise UnsafeDirectory(
+            f"{path} is a symbolic link; Desk keeps its private files only in a directory "
+            "of its own. Remove it, or set XDG_RUNTIME_DIR or DESK_RUNTIME_DIR."
+        )
+    if not stat.S_ISDIR(info.st_mode):
+        raise UnsafeDirectory(f"{path} is not a directory; remove it or choose another one.")
+    if info.st_uid != os.getuid():
+        raise UnsafeDirectory(
+            f"{path} belongs to another user (uid {info.st_uid}); Desk will not keep its "
+            "files there. Remove it, or set XDG_RUNTIME_DIR or DESK_RUNTIME_DIR."
+        )
+
+
 def ensure_private_dir(path: Path) -> Path:
-    """Create `path` (and parents) and make sure only the owner can enter it (0700)."""
-    path.mkdir(parents=True, exist_ok=True, mode=0o700)
-    if stat.S_IMODE(path.stat().st_mode) != 0o700:
-        path.chmod(0o700)
+    """Create `path` (and parents) and make sure only its owner, this user, can enter it
+    (0700); a symlink or another user's directory there is refused (UnsafeDirectory)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    check_own_dir(path)
+    if stat.S_IMODE(os.lstat(path).st_mode) != 0o700:
+        os.chmod(path, 0o700, follow_symlinks=False)
     return path
+
+
+SETTING_PREFIX = "DESK_"
+
+
+def without_desk_settings(env: Mapping[str, str]) -> dict[str, str]:
+    """`env` without Desk's own settings and secrets (every DESK_* variable)."""
+    return {key: value for key, value in env.items() if not key.startswith(SETTING_PREFIX)}
 
 
 def write_private_file(path: Path, data: str | bytes) -> None:
@@ -161,6 +206,12 @@ def load_settings(
     runtime = Path(
         runtime_dir or os.environ.get("DESK_RUNTIME_DIR") or default_runtime_dir()
     ).expanduser()
+    if runtime == shared_temp_runtime_dir():
+        # Never follow a name another user may have planted in the shared temp dir.
+        check_own_dir(runtime)
+        runtime = runtime.parent.resolve() / runtime.name
+    else:
+        runtime = runtime.resolve()
     provider = ProviderSettings(
         provider=os.environ.get("DESK_PROVIDER", "openai-compatible"),
         base_url=os.environ.get("DESK_BASE_URL", ""),
@@ -169,7 +220,7 @@ def load_settings(
     )
     return Settings(
         data_dir=data.resolve(),
-        runtime_dir=runtime.resolve(),
+        runtime_dir=runtime,
         provider=provider,
         pty_ring_bytes=int(_env_float("DESK_PTY_RING_BYTES", 2 * 1024 * 1024)),
         pty_host_idle_exit_seconds=_env_float("DESK_PTY_HOST_IDLE_EXIT", 600.0),
@@ -196,9 +247,10 @@ def user_environment(base: dict[str, str] | None = None) -> dict[str, str]:
     """The environment for programs started for the user (terminals, agent tools).
 
     Inside a PyInstaller bundle every process inherits the bundle's LD_LIBRARY_PATH and
-    bookkeeping variables; a user's git or curl must not load the bundle's libssl.
+    bookkeeping variables; a user's git or curl must not load the bundle's libssl. Desk's
+    own DESK_* settings and secrets are never passed on.
     """
-    env = dict(os.environ if base is None else base)
+    env = without_desk_settings(os.environ if base is None else base)
     if getattr(sys, "frozen", False) or "LD_LIBRARY_PATH_ORIG" in env:
         original = env.pop("LD_LIBRARY_PATH_ORIG", None)
         if original:

@@ -15,8 +15,12 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 
-def run(main: Coroutine[Any, Any, T]) -> T:
-    if os.environ.get("DESK_EVENT_LOOP", "uvloop") != "asyncio":
+EVENT_LOOP_ENV = "DESK_EVENT_LOOP"
+
+
+def run(main: Coroutine[Any, Any, T], kind: str | None = None) -> T:
+    """Run `main` on the loop `kind` names (default: DESK_EVENT_LOOP, else uvloop)."""
+    if (kind or os.environ.get(EVENT_LOOP_ENV, "uvloop")) != "asyncio":
         try:
             import uvloop
         except ImportError:

@@ -42,7 +42,13 @@ from desktop.ptyhost.handoff import (
     accept_value,
     pending_bytes,
 )
-from desktop.ptyhost.hostfiles import lock_path, read_host_registration, socket_path, usable
+from desktop.ptyhost.hostfiles import (
+    lock_path,
+    read_host_registration,
+    read_host_settings,
+    socket_path,
+    usable,
+)
 from desktop.ptyhost.jobs import Jobs
 from desktop.ptyhost.protocol import (
     MAX_HELLO_PAYLOAD,
@@ -720,13 +726,15 @@ def run(settings: Settings) -> int:
     """Entry point of `desk pty-host`."""
     # Screen-model parsing runs in threads: switch often so the output loop stays responsive.
     sys.setswitchinterval(0.001)
-    os.umask(0o077)
+    # The host's own files are created 0600 in 0700 directories; its umask stays the user's,
+    # which every terminal and agent command inherits.
+    settings, loop_kind = read_host_settings(settings)
 
     async def main() -> int:
         return await PtyHost(settings).serve()
 
     started = time.monotonic()
     try:
-        return eventloop.run(main())
+        return eventloop.run(main(), loop_kind)
     finally:
         log.info("PTY host exited after %.0f s", time.monotonic() - started)

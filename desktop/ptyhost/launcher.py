@@ -14,10 +14,11 @@ import subprocess
 import time
 from collections.abc import Sequence
 
-from desktop.config import Settings, desk_command
+from desktop.config import Settings, desk_command, without_desk_settings
+from desktop.eventloop import EVENT_LOOP_ENV
 from desktop.process.logfile import log_size, log_tail, open_log
 from desktop.ptyhost.client import PtyHostClient
-from desktop.ptyhost.hostfiles import log_path
+from desktop.ptyhost.hostfiles import log_path, write_host_settings
 from desktop.ptyhost.protocol import PtyHostError, PtyHostUnavailable
 
 log = logging.getLogger("desk.ptyhost.launcher")
@@ -66,12 +67,11 @@ async def start_daemon(
 ) -> tuple[asyncio.subprocess.Process, int]:
     """Start `desk pty-host` detached; returns it and where its lines start in the log."""
     argv = list(command) if command is not None else daemon_command(settings)
-    env = dict(os.environ)
-    env["DESK_DATA_DIR"] = str(settings.data_dir)
-    env["DESK_RUNTIME_DIR"] = str(settings.runtime_dir)
-    env["DESK_PTY_RING_BYTES"] = str(settings.pty_ring_bytes)
-    env["DESK_PTY_HOST_IDLE_EXIT"] = str(settings.pty_host_idle_exit_seconds)
+    # The host and every program it starts never see Desk's settings or secrets (the
+    # provider key, where the token is): it reads its settings from a 0600 file instead.
+    env = without_desk_settings(os.environ)
     settings.ensure_dirs()
+    await asyncio.to_thread(write_host_settings, settings, os.environ.get(EVENT_LOOP_ENV))
     log_file = await asyncio.to_thread(open_log, log_path(settings))
     try:
         offset = log_size(log_file)
