@@ -5,13 +5,16 @@ means the same body may succeed later (429, 408/409, 5xx, a connection lost or t
 before any output, a server error reported inside the stream). A stream cut after output
 is not retryable as such (resending would duplicate what was shown); `output_started`
 tells the runner to continue from the partial answer instead. Anything else, a 400 in
-particular, must never be resent with the same body.
+particular, must never be resent with the same body. A context overflow (the prompt does
+not fit the model's window, in any provider's words) is its own kind, `provider.context_overflow`,
+with the window and the prompt size when the text states them: the runner compacts instead.
 """
 
 from __future__ import annotations
 
 import email.utils
 import json
+import re
 import time
 from collections.abc import Mapping
 
@@ -28,6 +31,8 @@ STREAM_CUT = "provider.stream_cut"
 STREAM_ERROR = "provider.stream_error"
 INVALID_OUTPUT = "provider.invalid_output"
 NOT_CONFIGURED = "provider.not_configured"
+CONTEXT_OVERFLOW = "provider.context_overflow"
+MODELS_UNAVAILABLE = "provider.models_unavailable"
 
 # Upper bound on a server-provided delay: a bogus `retry-after: 99999999` must not park a
 # session for years. The runner's back-off applies its own cap on top.
@@ -47,6 +52,8 @@ class ProviderError(Exception):
         retry_after: float | None = None,
         output_started: bool = False,
         code: str | None = None,
+        window: int | None = None,
+        requested: int | None = None,
     ) -> None:
         super().__init__(message)
         self.kind = kind
@@ -56,6 +63,12 @@ class ProviderError(Exception):
         self.retry_after = retry_after  # seconds the server asked us to wait, if it did
         self.output_started = output_started
         self.code = code
+        self.window = window  # a context overflow's stated window, in tokens
+        self.requested = requested  # and the prompt size it counted
+
+    @property
+    def overflow(self) -> bool:
+        return self.kind == CONTEXT_OVERFLOW
 
     def __repr__(self) -> str:
         return (
@@ -149,9 +162,82 @@ def classify_http_error(status: int, headers: Mapping[str, str], body: str) -> P
     override = _should_retry_override(headers)
     if override is not None:
         retryable = override
+    if status in (400, 413, 422):
+        facts = overflow_facts(body)
+        if facts is not None:
+            return ProviderError(
+                CONTEXT_OVERFLOW,
+                text,
+                retryable=False,
+                status=status,
+                code=code,
+                window=facts[0],
+                requested=facts[1],
+            )
     return ProviderError(
         kind, text, retryable=retryable, status=status, retry_after=delay, code=code
     )
+
+
+_OVERFLOW_CODES = ("context_length_exceeded", "exceed_context_size_error")
+_OVERFLOW_WORDS = re.compile(
+    r"maximum context length|context size|prompt is too long|context window"
+    r"|reduce the length of the messages|too many tokens",
+    re.IGNORECASE,
+)
+# (pattern, group of the window, group of the prompt size) over the provider's message.
+_STATED = (
+    # OpenAI, DeepSeek, vLLM, OpenRouter.
+    (re.compile(r"maximum context length is (\d+) tokens", re.I), 1, None),
+    # Anthropic: "prompt is too long: 210000 tokens > 200000 maximum".
+    (re.compile(r"prompt is too long: (\d+) tokens > (\d+)", re.I), 2, 1),
+)
+_REQUESTED = re.compile(r"(?:resulted in|you requested(?: about)?) (\d+) tokens", re.IGNORECASE)
+
+
+def _error_object(body: str) -> dict[str, object]:
+    """The error object of any provider's shape: `{"error": {...}}` or vLLM's top level."""
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return {"message": body}
+    if not isinstance(parsed, dict):
+        return {"message": body}
+    inner = parsed.get("error")
+    if isinstance(inner, dict):
+        return inner
+    if isinstance(inner, str):
+        return {"message": inner}
+    return parsed
+
+
+def _positive(value: object) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 2**40:
+        return value
+    return None
+
+
+def overflow_facts(body: str) -> tuple[int | None, int | None] | None:
+    """None unless the error body says the prompt did not fit the context window; then the
+    window and the prompt size, each when stated. Decided by code, type and wording."""
+    error = _error_object(body)
+    message = str(error.get("message") or "")
+    code = str(error.get("code") or "")
+    kind = str(error.get("type") or "")
+    if not (code in _OVERFLOW_CODES or kind in _OVERFLOW_CODES or _OVERFLOW_WORDS.search(message)):
+        return None
+    window = _positive(error.get("n_ctx"))
+    requested = _positive(error.get("n_prompt_tokens"))
+    for pattern, window_group, size_group in _STATED:
+        found = pattern.search(message)
+        if found is not None:
+            window = window or int(found.group(window_group))
+            if size_group is not None:
+                requested = requested or int(found.group(size_group))
+    found = _REQUESTED.search(message)
+    if found is not None and requested is None:
+        requested = int(found.group(1))
+    return window, requested
 
 
 def classify_stream_error(error: object, *, output_started: bool) -> ProviderError:
@@ -177,6 +263,16 @@ def classify_stream_error(error: object, *, output_started: bool) -> ProviderErr
         "overloaded_error",
         "rate_limit_error",
     )
+    facts = None if output_started else overflow_facts(json.dumps({"error": error}))
+    if facts is not None:
+        return ProviderError(
+            CONTEXT_OVERFLOW,
+            f"Stream error: {message}",
+            retryable=False,
+            status=status,
+            window=facts[0],
+            requested=facts[1],
+        )
     return ProviderError(
         STREAM_ERROR,
         f"Stream error: {message}",

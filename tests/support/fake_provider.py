@@ -8,6 +8,12 @@ docs/STRICT-PROVIDER.md is checked here, independently of Desk's own preflight v
 real providers' error texts in OpenAI's error shape and counted in `invalid_requests`:
 tests assert that count is zero.
 
+Given a `window`, the fake counts each prompt's tokens with its own crude tokenizer (not
+Desk's estimate), reports that count as `usage.prompt_tokens`, and answers a prompt over the
+window 400 in one of six real servers' words (`overflow`: rule 8's OpenAI, Groq, vLLM,
+llama.cpp, OpenRouter, Anthropic texts), recorded in `overflows`. `models` serves
+`GET /v1/models` (absent: 404).
+
 Replies are scripted with the builders at the bottom (`text_reply`, `tool_call_reply`,
 `error_reply`, `cut_reply`, `stream_error_reply`); with nothing scripted, the fake answers
 a short text so a test that only cares about requests need not script anything.
@@ -65,6 +71,105 @@ TOOL_NAME_TEXT = (
     "that matches the pattern '^[a-zA-Z0-9_-]+$'."
 )
 ROLES = ("system", "developer", "user", "assistant", "tool")
+
+# Rule 8: the context-overflow answers, per server (window W, prompt N).
+OVERFLOW_OPENAI = (
+    "This model's maximum context length is {window} tokens. However, your messages resulted "
+    "in {prompt} tokens. Please reduce the length of the messages."
+)
+OVERFLOW_GROQ = "Please reduce the length of the messages or completion."
+OVERFLOW_VLLM = (
+    "This model's maximum context length is {window} tokens. However, you requested {total} "
+    "tokens ({prompt} in the messages, {completion} in the completion). Please reduce the "
+    "length of the messages or completion."
+)
+OVERFLOW_LLAMA = "the request exceeds the available context size, try increasing it"
+OVERFLOW_OPENROUTER = (
+    "This endpoint's maximum context length is {window} tokens. However, you requested about "
+    "{prompt} tokens ({prompt} of text input). Please reduce the length of either one, or use "
+    'the "middle-out" transform to compress your prompt automatically.'
+)
+OVERFLOW_ANTHROPIC = "prompt is too long: {prompt} tokens > {window} maximum"
+OVERFLOW_STYLES = ("openai", "groq", "vllm", "llamacpp", "openrouter", "anthropic")
+_WORD = re.compile(r"\w+|[^\w\s]")
+
+
+def count_text(text: str) -> int:
+    """The fake's own tokenizer: a word is one token per 6 characters started, a symbol one."""
+    return sum(1 + (len(w) - 1) // 6 for w in _WORD.findall(text))
+
+
+def count_prompt(body: dict[str, Any]) -> int:
+    """The fake's count of a request's prompt: messages (4 a message) and tools."""
+    total = 3
+    for message in body.get("messages") or []:
+        if not isinstance(message, dict):
+            continue
+        total += 4
+        content = message.get("content")
+        if isinstance(content, str):
+            total += count_text(content)
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict):
+                total += 3 + count_text(str(function.get("name", "")))
+                total += count_text(str(function.get("arguments", "")))
+    if body.get("tools"):
+        total += count_text(json.dumps(body["tools"]))
+    return total
+
+
+def overflow_answer(style: str, window: int, prompt: int, completion: int = 0) -> bytes:
+    """The body a server of `style` answers (status 400) to a prompt over its window."""
+    if style == "openai":
+        return json.dumps(
+            {
+                "error": {
+                    "message": OVERFLOW_OPENAI.format(window=window, prompt=prompt),
+                    "type": "invalid_request_error",
+                    "param": "messages",
+                    "code": "context_length_exceeded",
+                }
+            }
+        ).encode()
+    if style == "groq":
+        return json.dumps(
+            {
+                "error": {
+                    "message": OVERFLOW_GROQ,
+                    "type": "invalid_request_error",
+                    "code": "context_length_exceeded",
+                }
+            }
+        ).encode()
+    if style == "vllm":
+        message = OVERFLOW_VLLM.format(
+            window=window, total=prompt + completion, prompt=prompt, completion=completion
+        )
+        return json.dumps(
+            {"object": "error", "type": "BadRequestError", "code": 400, "message": message}
+        ).encode()
+    if style == "llamacpp":
+        return json.dumps(
+            {
+                "error": {
+                    "code": 400,
+                    "type": "exceed_context_size_error",
+                    "message": OVERFLOW_LLAMA,
+                    "n_prompt_tokens": prompt,
+                    "n_ctx": window,
+                }
+            }
+        ).encode()
+    if style == "openrouter":
+        message = OVERFLOW_OPENROUTER.format(window=window, prompt=prompt)
+        return json.dumps({"error": {"message": message, "code": 400}}).encode()
+    if style == "anthropic":
+        message = OVERFLOW_ANTHROPIC.format(window=window, prompt=prompt)
+        return json.dumps(
+            {"type": "error", "error": {"type": "invalid_request_error", "message": message}}
+        ).encode()
+    raise ValueError(f"unknown overflow style {style!r}")
 
 
 class Violation(Exception):
@@ -188,6 +293,15 @@ def _check_call(i: int, j: int, call: object, mistral: bool) -> str:
     if mistral and not MISTRAL_ID.match(call_id):
         raise Violation(RULE7_ID.format(id=call_id), None)
     return call_id
+
+
+def _counted(piece: bytes, prompt: int) -> bytes:
+    """A usage chunk with the fake's own prompt count."""
+    payload = json.loads(piece[len(b"data: ") :])
+    usage = payload["usage"]
+    usage["prompt_tokens"] = prompt
+    usage["total_tokens"] = prompt + usage.get("completion_tokens", 0)
+    return sse(payload)
 
 
 def _is_json_text(value: object) -> bool:
@@ -365,8 +479,21 @@ class FakeProvider:
     """`async with FakeProvider() as fake:` then point a client at `fake.base_url`."""
 
     def __init__(
-        self, *, mistral: bool = False, api_key: str | None = None, rule1: str = "openai"
+        self,
+        *,
+        mistral: bool = False,
+        api_key: str | None = None,
+        rule1: str = "openai",
+        window: int | None = None,
+        overflow: str = "openai",
+        models: list[dict[str, Any]] | None = None,
     ) -> None:
+        if overflow not in OVERFLOW_STYLES:
+            raise ValueError(f"unknown overflow style {overflow!r}")
+        self.window = window
+        self.overflow = overflow
+        self.models = models
+        self.overflows: list[int] = []  # positions in `requests` answered as over the window
         self.mistral = mistral
         self.api_key = api_key
         self.rule1 = rule1
@@ -388,6 +515,7 @@ class FakeProvider:
     async def start(self) -> str:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._handle)
+        app.router.add_get("/v1/models", self._models)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -408,6 +536,11 @@ class FakeProvider:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
+
+    async def _models(self, request: web.Request) -> web.Response:
+        if self.models is None:
+            return web.Response(status=404, text="404 page not found")
+        return web.json_response({"object": "list", "data": self.models})
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()
@@ -446,6 +579,16 @@ class FakeProvider:
                 body=error_body(violation.message, violation.param),
                 content_type="application/json",
             )
+        prompt = count_prompt(body) if self.window is not None else None
+        if prompt is not None and self.window is not None and prompt > self.window:
+            recorded.status = 400
+            self.overflows.append(len(self.requests) - 1)
+            completion = body.get("max_tokens") or body.get("max_completion_tokens") or 0
+            return web.Response(
+                status=400,
+                body=overflow_answer(self.overflow, self.window, prompt, int(completion)),
+                content_type="application/json",
+            )
         reply = self.replies.pop(0) if self.replies else self.default
         recorded.status = reply.status
         if reply.status != 200:
@@ -471,6 +614,8 @@ class FakeProvider:
                 if transport is not None:
                     transport.abort()
                 return response
+            if prompt is not None and b'"usage"' in piece:
+                piece = _counted(piece, prompt)
             await response.write(piece)
         await response.write_eof()
         return response
