@@ -113,7 +113,11 @@ async def test_the_client_raises_the_overflow_before_any_output() -> None:
 
 @pytest.mark.parametrize("field", ["context_length", "context_window", "max_model_len"])
 async def test_the_model_list_states_the_window_in_each_servers_field(field: str) -> None:
-    models: list[dict[str, Any]] = [{"id": "other", field: 1}, {"id": "m", field: 65536}, {"id": "bare"}]
+    models: list[dict[str, Any]] = [
+        {"id": "other", field: 1},
+        {"id": "m", field: 65536},
+        {"id": "bare"},
+    ]
     async with FakeProvider(models=models) as fake, aiohttp.ClientSession() as http:
         profile = make_profile("openai-compatible", base_url=fake.base_url, model="m")
         listed = await list_models(http, profile)
