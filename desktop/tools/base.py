@@ -9,6 +9,8 @@ and act on. Only a bug in a tool escapes as an exception.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 from abc import ABC, abstractmethod
@@ -31,23 +33,51 @@ class ToolResult:
 
 @dataclass(frozen=True)
 class ToolContext:
-    """Where a session's tools may act: its workspace, plus roots the user allowed."""
+    """Where a session's tools may act: its workspace, plus roots the user allowed; never
+    inside `private` (Desk's own data and runtime dirs: the token, the provider key)."""
 
     root: Path
     allowed: tuple[Path, ...] = ()
     allow_anywhere: bool = False
+    private: tuple[Path, ...] = ()
 
     def display(self, path: Path) -> str:
         """A path as the model should see it: relative to the workspace when inside."""
         root = Path(os.path.realpath(self.root))
         return str(path.relative_to(root)) if path.is_relative_to(root) else str(path)
 
+    def private_roots(self) -> tuple[Path, ...]:
+        return tuple(Path(os.path.realpath(path)) for path in self.private)
+
+
+def is_private(ctx: ToolContext, real: Path) -> bool:
+    """Whether the real path `real` is one of Desk's private dirs or inside one."""
+    return any(real == base or real.is_relative_to(base) for base in ctx.private_roots())
+
+
+def private_within(ctx: ToolContext, real: Path) -> bool:
+    """Whether a private dir lies inside the real folder `real` (a search must skip it)."""
+    return any(base.is_relative_to(real) for base in ctx.private_roots())
+
+
+def _base_of(ctx: ToolContext, real: Path) -> Path | None:
+    """The allowed root (real path) that `real` lies in; None when it lies in none."""
+    if ctx.allow_anywhere:
+        return Path("/")
+    for base in (ctx.root, *ctx.allowed):
+        base_real = Path(os.path.realpath(base))
+        if real == base_real or real.is_relative_to(base_real):
+            return base_real
+    return None
+
 
 def confine(ctx: ToolContext, raw: str) -> Path:
     """The real path `raw` names (relative to the workspace), if the session may touch it.
 
-    Symlinks and `..` are resolved first, so neither can lead outside. Blocking (it
-    stats the file system): call from a worker thread.
+    Symlinks and `..` are resolved first, so neither can lead outside, and Desk's private
+    dirs are refused whatever the workspace. This only checks a name: open what it answers
+    with `open_beneath` / `open_dir_beneath`, which refuse a path changed since. Blocking
+    (it stats the file system): call from a worker thread.
     """
     if not raw or "\x00" in raw:
         raise ToolError("path must be a non-empty string without NUL characters")
@@ -55,15 +85,83 @@ def confine(ctx: ToolContext, raw: str) -> Path:
     if not path.is_absolute():
         path = ctx.root / path
     real = Path(os.path.realpath(path))
-    if ctx.allow_anywhere:
+    if is_private(ctx, real):
+        raise ToolError(f"{raw} is Desk's own private data; no tool may read or change it")
+    if _base_of(ctx, real) is not None:
         return real
-    for base in (ctx.root, *ctx.allowed):
-        base_real = Path(os.path.realpath(base))
-        if real == base_real or real.is_relative_to(base_real):
-            return real
     raise ToolError(
         f"{raw} is outside the workspace {ctx.root}; the user has not allowed access there"
     )
+
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _changed(real: Path) -> ToolError:
+    return ToolError(f"{real} changed while it was opened (a symbolic link appeared); retry")
+
+
+def _walk(ctx: ToolContext, real: Path, *, create: bool) -> tuple[int, str | None]:
+    """A directory fd of `real`'s parent (of `real` itself when it is its base) and the last
+    component, reached from the allowed base one component at a time, never following a
+    symlink (what RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS does in one openat2 call)."""
+    base = _base_of(ctx, real)
+    if base is None or is_private(ctx, real):
+        raise ToolError(f"{real} is not a path the session may touch")
+    parts = real.relative_to(base).parts
+    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in parts[:-1]:
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o777, dir_fd=fd)
+            try:
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise _changed(real) from exc
+                raise
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, (parts[-1] if parts else None)
+
+
+def open_beneath(ctx: ToolContext, real: Path, flags: int, mode: int = 0o666) -> int:
+    """Open the path `confine` answered without following any symlink on the way: what is
+    opened is what was checked, even when another process swaps a component meanwhile."""
+    parent, name = _walk(ctx, real, create=False)
+    if name is None:
+        return parent
+    try:
+        return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=parent)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _changed(real) from exc
+        raise
+    finally:
+        os.close(parent)
+
+
+def open_dir_beneath(ctx: ToolContext, real: Path, *, create: bool = False) -> int:
+    """A directory fd of the confined folder `real` (its missing folders made when `create`),
+    reached without following any symlink; write through it with dir_fd."""
+    parent, name = _walk(ctx, real, create=create)
+    if name is None:
+        return parent
+    try:
+        if create:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, 0o777, dir_fd=parent)
+        return os.open(name, _DIR_FLAGS, dir_fd=parent)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise _changed(real) from exc
+        raise
+    finally:
+        os.close(parent)
 
 
 # --- a small JSON-schema subset: what our tool schemas use, checked with clear messages ---

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import secrets
+import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from desktop.tools.base import Tool, ToolContext, ToolError, ToolResult, confine
+from desktop.tools.base import (
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    confine,
+    open_beneath,
+    open_dir_beneath,
+)
 
 READ_DEFAULT_LIMIT = 2000
 READ_MAX_LIMIT = 20000
@@ -19,24 +29,51 @@ EDIT_FILE_LIMIT = 10 * 1024 * 1024
 _SNIFF = 8192
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    """Replace `path` in one step (a crash never leaves half a file), keeping its mode; a
-    new file gets the usual 0666 minus the umask, as any editor would create it."""
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.desk-tmp"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+def _atomic_write(ctx: ToolContext, path: Path, data: bytes) -> None:
+    """Replace the confined `path` in one step (a crash never leaves half a file), keeping
+    its mode; a new file gets the usual 0666 minus the umask, as any editor would create it.
+    Everything happens through a directory fd reached without following symlinks, so a link
+    swapped in meanwhile never redirects the write outside the workspace."""
+    folder = open_dir_beneath(ctx, path.parent, create=True)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+        try:
+            info = os.stat(path.name, dir_fd=folder, follow_symlinks=False)
+        except FileNotFoundError:
+            info = None
+        if info is not None and stat.S_ISDIR(info.st_mode):
+            raise ToolError(f"{ctx.display(path)} is a directory")
+        tmp = f".{path.name}.{secrets.token_hex(6)}.desk-tmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(tmp, flags, 0o666, dir_fd=folder)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                if info is not None and stat.S_ISREG(info.st_mode):
+                    os.fchmod(handle.fileno(), stat.S_IMODE(info.st_mode))
+                os.fsync(handle.fileno())
+            os.replace(tmp, path.name, src_dir_fd=folder, dst_dir_fd=folder)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=folder)
+            raise
+    finally:
+        os.close(folder)
+
+
+def _open_regular(ctx: ToolContext, raw: str, path: Path) -> BinaryIO:
+    """The confined regular file `path`, opened (checked on the opened file, not the name)."""
+    try:
+        fd = open_beneath(ctx, path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block
+    except FileNotFoundError as exc:
+        raise ToolError(f"{raw} does not exist") from exc
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        if stat.S_ISDIR(info.st_mode):
+            raise ToolError(f"{raw} is a directory; use glob to list files")
+        raise ToolError(f"{raw} is not a regular file")  # a FIFO or a device would never end
+    return os.fdopen(fd, "rb")
 
 
 class ReadTool(Tool):
@@ -67,16 +104,10 @@ class ReadTool(Tool):
 
     def _read(self, ctx: ToolContext, raw: str, offset: int, limit: int) -> ToolResult:
         path = confine(ctx, raw)
-        if path.is_dir():
-            raise ToolError(f"{raw} is a directory; use glob to list files")
-        if not path.exists():
-            raise ToolError(f"{raw} does not exist")
-        if not path.is_file():  # a FIFO or a device would block or never end
-            raise ToolError(f"{raw} is not a regular file")
         lines: list[str] = []
         size = 0
         more = False
-        with path.open("rb") as handle:
+        with _open_regular(ctx, raw, path) as handle:
             if b"\x00" in handle.read(_SNIFF):
                 raise ToolError(f"{raw} is a binary file")
             handle.seek(0)
@@ -130,7 +161,7 @@ class WriteTool(Tool):
         if len(data) > WRITE_LIMIT:
             raise ToolError(f"content is larger than {WRITE_LIMIT} bytes")
         created = not path.exists()
-        _atomic_write(path, data)
+        _atomic_write(ctx, path, data)
         verb = "Created" if created else "Wrote"
         shown = ctx.display(path)
         return ToolResult(
@@ -166,14 +197,12 @@ class EditTool(Tool):
         if old == new:
             raise ToolError("old and new are the same text; nothing to change")
         path = confine(ctx, raw)
-        if not path.is_file():
-            raise ToolError(
-                f"{raw} does not exist" if not path.exists() else f"{raw} is not a file"
-            )
-        if path.stat().st_size > EDIT_FILE_LIMIT:
-            raise ToolError(f"{raw} is larger than {EDIT_FILE_LIMIT} bytes")
+        with _open_regular(ctx, raw, path) as handle:
+            if os.fstat(handle.fileno()).st_size > EDIT_FILE_LIMIT:
+                raise ToolError(f"{raw} is larger than {EDIT_FILE_LIMIT} bytes")
+            raw_bytes = handle.read(EDIT_FILE_LIMIT + 1)
         try:
-            text = path.read_bytes().decode("utf-8")
+            text = raw_bytes.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ToolError(f"{raw} is not UTF-8 text") from exc
         if old not in text and "\r\n" in text and "\n" in old:
@@ -187,7 +216,7 @@ class EditTool(Tool):
                 f"old text appears {count} times in {raw}; add surrounding lines to make it "
                 "unique, or set all to true"
             )
-        _atomic_write(path, text.replace(old, new).encode("utf-8"))
+        _atomic_write(ctx, path, text.replace(old, new).encode("utf-8"))
         shown = ctx.display(path)
         noun = "occurrence" if count == 1 else "occurrences"
         return ToolResult(

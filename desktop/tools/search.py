@@ -2,7 +2,9 @@
 
 `grep` runs ripgrep when it is installed (fast, honours .gitignore) and falls back to a
 Python walk otherwise; both print `path:line:text` with paths relative to the workspace
-and skip `.git` and binary files, so the model sees the same shape either way.
+and skip `.git` and binary files, so the model sees the same shape either way. Desk's
+private dirs are never searched: when one lies in the folder, the Python walk (which skips
+it) runs instead of ripgrep.
 """
 
 from __future__ import annotations
@@ -12,10 +14,20 @@ import fnmatch
 import os
 import re
 import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
-from desktop.tools.base import Tool, ToolContext, ToolError, ToolResult, confine
+from desktop.tools.base import (
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    confine,
+    is_private,
+    open_beneath,
+    private_within,
+)
 
 GLOB_LIMIT = 1000
 GREP_LIMIT = 500  # matching lines shown
@@ -103,7 +115,7 @@ class GrepTool(Tool):
         pattern: str = args["pattern"]
         glob: str | None = args.get("glob")
         target, root = await asyncio.to_thread(_grep_target, ctx, args.get("path"))
-        if self.ripgrep:
+        if self.ripgrep and not private_within(ctx, target):
             lines, total = await self._ripgrep(root, pattern, target, glob)
         else:
             lines, total = await asyncio.to_thread(_python_grep, ctx, pattern, target, glob)
@@ -191,14 +203,15 @@ def _python_grep(
         raise ToolError(f"invalid regular expression: {exc}") from exc
     lines: list[str] = []
     total = 0
-    for path in _files(target):
+    for path in _files(ctx, target):
         if glob and not (fnmatch.fnmatch(path.name, glob) or fnmatch.fnmatch(str(path), glob)):
             continue
         try:
             real = confine(ctx, str(path))
-            if real.stat().st_size > GREP_FILE_LIMIT:
-                continue
-            with real.open("rb") as handle:
+            with os.fdopen(open_beneath(ctx, real, os.O_RDONLY | os.O_NONBLOCK), "rb") as handle:
+                info = os.fstat(handle.fileno())
+                if not stat.S_ISREG(info.st_mode) or info.st_size > GREP_FILE_LIMIT:
+                    continue
                 data = handle.read()
         except (ToolError, OSError):
             continue
@@ -214,11 +227,14 @@ def _python_grep(
     return lines, total
 
 
-def _files(target: Path) -> list[Path]:
+def _files(ctx: ToolContext, target: Path) -> list[Path]:
     if target.is_file():
         return [target]
     found: list[Path] = []
     for folder, dirs, files in os.walk(target):
-        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
+        # Desk's private dirs are never walked (confine refuses their files anyway).
+        dirs[:] = sorted(
+            d for d in dirs if d not in SKIP_DIRS and not is_private(ctx, Path(folder, d))
+        )
         found.extend(Path(folder) / name for name in sorted(files))
     return found
