@@ -5,6 +5,7 @@ path component for a symlink."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import shutil
 import sys
@@ -146,7 +147,7 @@ def test_a_racing_symlink_swap_never_lets_read_return_a_file_outside(
     ws, _ = swapping
     tool, ctx = ReadTool(), ToolContext(root=ws)
     answers = [
-        attempt(lambda path=path: tool._read(ctx, path, 1, 10))
+        attempt(functools.partial(tool._read, ctx, path, 1, 10))
         for _ in range(800)
         for path in ("d/f", "g")
     ]
