@@ -38,6 +38,13 @@ def default_data_dir(env: Mapping[str, str] | None = None) -> Path:
     return Path(base) / "desk"
 
 
+def default_config_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Desk's folder of the user's own settings files (`$XDG_CONFIG_HOME/desk`)."""
+    env = os.environ if env is None else env
+    home = env.get("HOME") or str(Path.home())
+    return Path(env.get("XDG_CONFIG_HOME") or str(Path(home) / ".config")) / "desk"
+
+
 def default_runtime_dir(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     xdg = env.get("XDG_RUNTIME_DIR")

@@ -1,7 +1,5 @@
-"""The default system prompt: who the model is working for, where, with which tools.
-
-Built per step from the session's directory and the tool set, so a tool added to the
-registry is described to the model without anyone editing a prompt text.
+"""The system prompt: who the model is working for, where, with which tools, and the
+project's instructions; built per step, so a new tool or an edited AGENTS.md needs no restart.
 """
 
 from __future__ import annotations
@@ -19,7 +17,11 @@ commands for looking at files, and `edit` for changing part of a file.
 Never invent file contents or command output: use the tools."""
 
 
-def system_prompt(directory: str, tools: Iterable[Mapping[str, Any]]) -> str:
+def system_prompt(
+    directory: str, tools: Iterable[Mapping[str, Any]], instructions: str = ""
+) -> str:
+    """Byte-stable for the same inputs (providers' prompt caches depend on it)."""
     names = ", ".join(sorted(str(t["name"]) for t in tools)) or "none"
     system = f"{platform.system()} {platform.release()} ({platform.machine()})"
-    return f"{_BASE}\n\nWorking directory: {directory}\nPlatform: {system}\nTools: {names}"
+    prompt = f"{_BASE}\n\nWorking directory: {directory}\nPlatform: {system}\nTools: {names}"
+    return f"{prompt}\n\n{instructions}" if instructions else prompt

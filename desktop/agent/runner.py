@@ -35,6 +35,7 @@ from typing import Any
 
 import aiohttp
 
+from desktop.agent.instructions import project_instructions
 from desktop.agent.permissions import Permissions
 from desktop.agent.prompt import system_prompt
 from desktop.agent.settle import RESTART_NOTICE, JobFinder, settle
@@ -356,11 +357,12 @@ class SessionRunner:
             )
             return None
         specs = self.tools.specs()
+        instructions = await project_instructions(snap.directory)
         step = StepInput(
             session_id=session_id,
             message_id=new_id("msg"),
             history=[*snap.messages, *delivered],
-            system=system_prompt(snap.directory, specs),
+            system=system_prompt(snap.directory, specs, instructions),
             tools=[ToolSpec(s["name"], s["description"], s["parameters"]) for s in specs],
             model={"id": profile.model, "provider_id": profile.provider},
             start=deliveries,

@@ -21,6 +21,7 @@ from desktop.server.provider_routes import setup_provider_routes
 from desktop.server.routes_background import setup_background_routes
 from desktop.server.routes_core import api_not_found, setup_core_routes
 from desktop.server.routes_events import setup_event_routes
+from desktop.server.routes_instructions import setup_instruction_routes
 from desktop.server.routes_sessions import setup_session_routes
 from desktop.server.routes_test import setup_test_routes
 from desktop.server.terminals import setup_terminals
@@ -83,6 +84,7 @@ def create_app(settings: Settings, *, token: str, agent: bool = True) -> web.App
     setup_core_routes(app)
     setup_event_routes(app)
     setup_session_routes(app)
+    setup_instruction_routes(app)
     setup_background_routes(app)
     setup_test_routes(app)
     setup_terminals(app)
