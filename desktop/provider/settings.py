@@ -4,7 +4,10 @@
 `provider-key` (0600) so that nothing that reads or returns the configuration can leak it.
 The DESK_PROVIDER / DESK_BASE_URL / DESK_MODEL / DESK_API_KEY environment (already in
 `Settings.provider`) gives the defaults: a saved file overrides them, a saved key
-overrides DESK_API_KEY. `public()` is the only view that leaves the service: it says
+overrides DESK_API_KEY. A key belongs to the origin it was given for: saving a base URL of
+another origin without a key in the same request deletes the stored key, and DESK_API_KEY
+is used only with DESK_BASE_URL's origin, so a key never follows a changed URL to a new
+server. `public()` is the only view that leaves the service: it says
 whether a key is set, never what it is. Everything here is blocking file I/O; the routes
 call it through a thread.
 """
@@ -116,6 +119,16 @@ def check_base_url(raw: str) -> str:
     return raw.rstrip("/")
 
 
+def origin(base_url: str) -> str:
+    """scheme://host:port of a base URL (what a key is bound to); "" when there is none."""
+    if not base_url:
+        return ""
+    try:
+        return str(URL(base_url).origin())
+    except ValueError:
+        return base_url
+
+
 def parse_update(body: Mapping[str, object]) -> ConfigUpdate:
     """Validate a `PUT /api/config/provider` body completely before anything is written."""
     unknown = sorted(set(body) - set(_FIELDS))
@@ -197,7 +210,10 @@ class ProviderConfigStore:
         except ValueError as exc:  # ConfigInvalid too: a hand-edited file went wrong
             log.warning("ignoring %s (%s); using the environment's provider", path, exc)
             config = self._env_config()
-        key = self._stored_key() or self._settings.provider.api_key
+        key = self._stored_key()
+        env_origin = origin(self._env_config().effective_base_url)
+        if not key and origin(config.effective_base_url) == env_origin:
+            key = self._settings.provider.api_key  # given for DESK_BASE_URL's server only
         return config, key
 
     def public(self) -> dict[str, object]:
@@ -214,6 +230,11 @@ class ProviderConfigStore:
 
     def save(self, update: ConfigUpdate) -> dict[str, object]:
         with self._lock:
+            current, _ = self.load()
+            moved = origin(current.effective_base_url) != origin(update.config.effective_base_url)
+            if update.key_action == "keep" and moved:
+                # The stored key was given for another server: never send it to this one.
+                update = ConfigUpdate(update.config, "clear")
             if update.key_action == "set":
                 write_private_file(self._settings.provider_key_path, update.api_key + "\n")
             elif update.key_action == "clear":

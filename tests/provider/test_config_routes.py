@@ -164,7 +164,8 @@ async def test_environment_gives_the_defaults_until_a_config_is_saved(
     await client.put(URL, json=GOOD, headers=AUTH)
     data = await get(client)
     assert (data["provider"], data["source"]) == ("openai-compatible", "file")
-    assert data["api_key_set"] is True  # DESK_API_KEY still applies with no stored key
+    # DESK_API_KEY was given for groq's server: it never follows the URL to another one.
+    assert data["api_key_set"] is False
 
 
 async def test_nothing_configured_is_reported_not_an_error(
