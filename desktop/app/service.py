@@ -23,6 +23,7 @@ from pathlib import Path
 
 from desktop.app.process import desk_serve_pids, is_desk_serve, serve_pids_for
 from desktop.config import Settings, desk_command, write_private_file
+from desktop.process.datadir import current_owner
 from desktop.process.liveness import is_alive, terminate
 from desktop.process.lock import FileLock
 from desktop.process.logfile import log_size, log_tail, open_log
@@ -168,6 +169,10 @@ def _start_locked(settings: Settings) -> dict[str, object]:
     registration, notes = _current(settings)
     if registration is not None:
         return {**registration.to_dict(), **notes, "already_running": True}
+    owner = current_owner(settings.data_dir)
+    if owner is not None and _health(owner.url, owner.token) is not None:
+        # A `desk serve` started by hand holds this data dir: use it (never a second writer).
+        return {**owner.to_dict(), **notes, "already_running": True, "managed": False}
     orphans = _stop_orphans(settings, timeout=10.0)
     preferred = _preferred_port(settings)
     try:

@@ -8,12 +8,15 @@ import logging
 import os
 import signal
 import sys
+import time
 
 from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 
 from desktop import eventloop
 from desktop.config import Settings
+from desktop.process.datadir import DataDirClaim, DataDirInUse
+from desktop.process.registration import ServiceRegistration
 from desktop.server.app import create_app
 from desktop.server.appkeys import INFLIGHT
 from desktop.server.auth import load_or_create_token
@@ -41,6 +44,19 @@ class AccessLogger(AbstractAccessLogger):
 
 async def serve(settings: Settings, host: str, port: int) -> int:
     settings.ensure_dirs()
+    claim = DataDirClaim(settings.data_dir)
+    try:
+        claim.take()  # before the database opens: one writer per data dir
+    except DataDirInUse as exc:
+        print(f"desk serve: {exc}", file=sys.stderr)
+        return 4
+    try:
+        return await _serve_claimed(settings, host, port, claim)
+    finally:
+        claim.release()
+
+
+async def _serve_claimed(settings: Settings, host: str, port: int, claim: DataDirClaim) -> int:
     token = await asyncio.to_thread(load_or_create_token, settings.token_path)
     app = create_app(settings, token=token)
     runner = web.AppRunner(
@@ -65,6 +81,7 @@ async def serve(settings: Settings, host: str, port: int) -> int:
     bound_port = _bound_port(runner, port)
     url_host = f"[{host}]" if ":" in host else host
     ready = {"url": f"http://{url_host}:{bound_port}", "token": token, "pid": os.getpid()}
+    claim.publish(ServiceRegistration(os.getpid(), str(ready["url"]), token, time.time()))
     sys.stdout.write(json.dumps(ready) + "\n")
     sys.stdout.flush()
     log.info("serving on http://%s:%s (pid %s)", url_host, bound_port, os.getpid())

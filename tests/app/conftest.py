@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import signal
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.support.desk import Desk, cleanup, make_desk
+from tests.support.desk import PROJECT, Desk, cleanup, desk_argv, make_desk
 
 
 @pytest.fixture
@@ -17,3 +20,24 @@ def desk(tmp_path: Path) -> Iterator[Desk]:
         yield handle
     finally:
         cleanup(handle)
+
+
+@pytest.fixture
+def serve_by_hand(desk: Desk) -> Iterator[tuple[subprocess.Popen[str], dict[str, object]]]:
+    """`desk serve` in the foreground, finding its dirs through DESK_* only (no options)."""
+    process = subprocess.Popen(
+        [*desk_argv(), "serve"],
+        env=desk.env,
+        cwd=PROJECT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert process.stdout is not None
+    ready = json.loads(process.stdout.readline())
+    try:
+        yield process, ready
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            process.wait(15)

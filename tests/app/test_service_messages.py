@@ -8,12 +8,9 @@ import json
 import os
 import signal
 import subprocess
-from collections.abc import Iterator
-
-import pytest
 
 from desktop.process.liveness import is_alive, wait_for_exit
-from tests.support.desk import PROJECT, Desk, api_call, create_terminal, desk_argv
+from tests.support.desk import Desk, api_call, create_terminal
 from tests.support.wait import wait_until
 
 
@@ -21,27 +18,6 @@ def host_pid(desk: Desk) -> int:
     pid = json.loads((desk.runtime_dir / "pty-host.json").read_text())["pid"]
     assert isinstance(pid, int)
     return pid
-
-
-@pytest.fixture
-def serve_by_hand(desk: Desk) -> Iterator[tuple[subprocess.Popen[str], dict[str, object]]]:
-    """`desk serve` in the foreground, finding its dirs through DESK_* only (no options)."""
-    process = subprocess.Popen(
-        [*desk_argv(), "serve"],
-        env=desk.env,
-        cwd=PROJECT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    assert process.stdout is not None
-    ready = json.loads(process.stdout.readline())
-    try:
-        yield process, ready
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            process.wait(15)
 
 
 def test_service_commands_print_sentences_unless_json_is_asked(desk: Desk) -> None:
