@@ -9,6 +9,8 @@ written here once, for the service manager (desktop.app) and the PTY host (deskt
 - lock.py: FileLock, the exclusive flock that makes a process the only one of its kind.
 - logfile.py: a daemon's log file (0600, rotated) and its tail for error messages.
 - registration.py: the registration records (service and PTY host) and their 0600 files.
+- datadir.py: one service per data dir (the flock a `desk serve` holds on it and the record
+  naming the holder).
 
 This package imports nothing of Desk but desktop.config, so every part may import it.
 """
