@@ -34,7 +34,11 @@ def load_or_create_token(path: Path) -> str:
 
 
 def token_matches(expected: str, offered: str | None) -> bool:
-    return offered is not None and hmac.compare_digest(expected.encode(), offered.encode())
+    """Constant-time comparison; any header text, even bytes that were not UTF-8 (aiohttp
+    hands them over as lone surrogates), is compared, never an error."""
+    if offered is None:
+        return False
+    return hmac.compare_digest(expected.encode(), offered.encode("utf-8", "surrogatepass"))
 
 
 def own_origin(request: web.Request) -> str:

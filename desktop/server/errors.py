@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
@@ -33,14 +34,89 @@ def data_response(payload: object, status: int = 200) -> web.Response:
     return web.json_response({"data": payload}, status=status)
 
 
+# What a request body may hold: plain JSON of reasonable shape. Anything else is a 400.
+MAX_BODY_DEPTH = 64
+MAX_INT_DIGITS = 64
+
+
+class BodyError(ValueError):
+    """Why a request body is not acceptable JSON (the message names the problem)."""
+
+
+def _parse_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise BodyError(f"an integer has more than {MAX_INT_DIGITS} digits")
+    return int(text)
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise BodyError(f"the number {text[:20]} is out of range")
+    return value
+
+
+def _refuse_constant(name: str) -> object:
+    raise BodyError(f"{name} is not a JSON value")
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _check_shape(value: object) -> None:
+    """No nesting deeper than MAX_BODY_DEPTH, no lone surrogate in a string or a key
+    (`"\\ud800"` is valid JSON text but no text at all: it cannot be stored or sent on)."""
+    stack: list[tuple[object, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, str):
+            if _has_surrogate(item):
+                raise BodyError("a string holds a lone surrogate (\\ud800-\\udfff)")
+        elif isinstance(item, dict | list):
+            if depth > MAX_BODY_DEPTH:
+                raise BodyError(f"it is nested deeper than {MAX_BODY_DEPTH} levels")
+            if isinstance(item, dict):
+                stack.extend((key, depth) for key in item)
+                stack.extend((child, depth + 1) for child in item.values())
+            else:
+                stack.extend((child, depth + 1) for child in item)
+
+
+def parse_json_body(raw: bytes) -> object:
+    """The one parser of request bodies: strict UTF-8 JSON, no NaN/Infinity, no number out
+    of range, no lone surrogate, bounded nesting; raises BodyError saying what is wrong."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BodyError(f"it is not UTF-8 (byte {exc.start})") from exc
+    try:
+        value = json.loads(
+            text,
+            parse_int=_parse_int,
+            parse_float=_parse_float,
+            parse_constant=_refuse_constant,
+        )
+    except json.JSONDecodeError as exc:
+        raise BodyError(exc.msg + f" (line {exc.lineno} column {exc.colno})") from exc
+    except RecursionError as exc:
+        raise BodyError(f"it is nested deeper than {MAX_BODY_DEPTH} levels") from exc
+    _check_shape(value)
+    return value
+
+
 async def read_json_object(request: web.Request) -> dict[str, object]:
     """The request body as a JSON object; an empty body counts as `{}`."""
     raw = await request.read()
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        value = parse_json_body(raw)
+    except BodyError as exc:
         raise ApiError(
             400, "request.invalid_json", f"The request body is not valid JSON: {exc}"
         ) from exc
