@@ -45,6 +45,14 @@ def own_origin(request: web.Request) -> str:
     return f"{request.scheme}://{request.host}"
 
 
+def same_origin_or_none(request: web.Request) -> bool:
+    """False for a WebSocket upgrade that a page of another origin asked for."""
+    if request.headers.get("Upgrade", "").lower() != "websocket":
+        return True
+    origin = request.headers.get("Origin")
+    return origin is None or origin == own_origin(request)
+
+
 def request_auth(request: web.Request, token: str) -> str | None:
     """How the request proved the token: "bearer", "cookie", or None."""
     header = request.headers.get("Authorization", "")
@@ -60,6 +68,10 @@ def make_auth_middleware(token: str) -> web.middleware:  # type: ignore[valid-ty
     async def auth_middleware(request: web.Request, handler: Handler) -> web.StreamResponse:
         if not request.path.startswith("/api/"):
             return await handler(request)
+        if not same_origin_or_none(request):
+            # A page of another origin may open a WebSocket to us (browsers allow it): only
+            # this origin's page, or a client that sends no Origin, may connect a terminal.
+            return error_response(403, "auth.forbidden", "Cross-origin WebSocket refused.")
         how = request_auth(request, token)
         request[AUTH_METHOD] = how or "ticket"
         if how is None:

@@ -6,12 +6,15 @@ UI shell is public and a rebinding page could probe it or pile up tickets; refus
 request whose `Host` is not a loopback name (as Jupyter does) closes that door for all
 routes at once. A browser that reaches Desk through an SSH tunnel still says
 `127.0.0.1:<local port>` or `localhost:<port>`, so tunnels keep working on any port.
-Deliberate remote set-ups name their host names in `DESK_ALLOWED_HOSTS` (or `*`).
+Deliberate remote set-ups name their host names in `DESK_ALLOWED_HOSTS` (or `*`). The
+header is parsed strictly (a name or an IP literal, then at most a numeric port): anything
+else, such as `127.0.0.1:80@evil.example`, names no host and is refused.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Iterable
 
 from aiohttp import web
@@ -21,15 +24,21 @@ from desktop.server.errors import Handler, error_response
 LOOPBACK_NAMES = frozenset({"localhost", "localhost.localdomain"})
 
 
+_HOST = re.compile(
+    r"(?:\[(?P<ipv6>[0-9a-f:.]+)\]|(?P<name>[a-z0-9_](?:[a-z0-9_.-]*[a-z0-9_.])?))"
+    r"(?::(?P<port>[0-9]{1,5}))?"
+)
+
+
 def host_name(host_header: str) -> str:
-    """The name part of a Host header: no port, no IPv6 brackets, lower case."""
-    value = host_header.strip().lower()
-    if value.startswith("["):
-        end = value.find("]")
-        return value[1:end] if end > 0 else value
-    if value.count(":") == 1:
-        value = value.split(":", 1)[0]
-    return value.rstrip(".")
+    """The name part of a Host header: no port, no IPv6 brackets, lower case; "" when the
+    header is not exactly `name[:port]` or `[ipv6][:port]` (it then names no host)."""
+    match = _HOST.fullmatch(host_header.strip().lower())
+    if match is None:
+        return ""
+    if match["ipv6"] is not None:
+        return match["ipv6"]
+    return match["name"].rstrip(".")
 
 
 def is_loopback_name(name: str) -> bool:
@@ -45,9 +54,9 @@ class HostPolicy:
     """Which Host names the service answers: loopback names plus the configured extras."""
 
     def __init__(self, allowed: Iterable[str] = ()) -> None:
-        extras = {host_name(item) for item in allowed if item.strip()}
-        self.allow_any = "*" in extras
-        self.extras = frozenset(extras - {"*"})
+        items = {item.strip() for item in allowed if item.strip()}
+        self.allow_any = "*" in items
+        self.extras = frozenset(host_name(item) for item in items - {"*"}) - {""}
 
     def allows(self, host_header: str | None) -> bool:
         if self.allow_any:
@@ -55,7 +64,7 @@ class HostPolicy:
         if not host_header:
             return False
         name = host_name(host_header)
-        return is_loopback_name(name) or name in self.extras
+        return bool(name) and (is_loopback_name(name) or name in self.extras)
 
 
 def make_host_middleware(policy: HostPolicy) -> web.middleware:  # type: ignore[valid-type]
