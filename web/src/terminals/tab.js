@@ -1,8 +1,11 @@
 // One terminal tab: its tab-strip element, its pane with an xterm.js instance, its attachment
 // link, and the status derived from both.
 
+import { signal } from "@preact/signals"
+import { currentTheme } from "../theme.js"
 import { PtyLink } from "./link.js"
 import { PacedWriter } from "./paced-writer.js"
+import { shortcutFor } from "./shortcuts.js"
 import { renderStatusIcon, statusLabel, statusOf } from "./status.js"
 import { attachRenderer, createTerminal, xtermTheme } from "./xterm.js"
 import { attachmentIdFor, loadCursor, saveCursor } from "./storage.js"
@@ -45,14 +48,17 @@ function basename(path) {
 
 export class TerminalTab {
   /**
-   * host: { theme(), size() -> {cols, rows}, isActive(tab), changed(tab), gone(tab),
-   *         notice(tab, text), keyHandler(event) -> bool, userInput(tab), resized(tab),
-   *         exitAction(tab, "restart" | "close"), viewOnlyInput(tab) }
+   * The tab reads the area's state from `store` (a TerminalStore: pane size, the tab in view,
+   * typing) and says what only the area can act on through `actions`:
+   * { gone(tab), resized(tab), viewOnlyInput(tab), exitAction(tab, "restart" | "close") }.
    */
-  constructor(info, host) {
+  constructor(info, store, actions) {
     this.id = info.id
     this.info = info
-    this.host = host
+    this.store = store
+    this.actions = actions
+    // Bumped whenever what the area shows of this tab may have changed (bars, window title).
+    this.revision = signal(0)
     this.activity = false
     this.bell = false
     this.opened = false
@@ -62,11 +68,11 @@ export class TerminalTab {
     // Where this browser tab had got to before a reload: output past it is news.
     this.seen = loadCursor(info.id)
 
-    const size = host.size() ?? info.size ?? { cols: 80, rows: 24 }
+    const size = store.paneSize.value ?? info.size ?? { cols: 80, rows: 24 }
     const { term, fit, search } = createTerminal({
       cols: size.cols,
       rows: size.rows,
-      theme: host.theme(),
+      theme: currentTheme(),
     })
     this.term = term
     this.fit = fit
@@ -76,9 +82,9 @@ export class TerminalTab {
     // Out of view while the page is in view: parsed in idle time (see paced-writer.js).
     this.writer = new PacedWriter(
       term,
-      () => document.visibilityState === "visible" && !host.isActive(this),
+      () => document.visibilityState === "visible" && !store.shown(this.id),
       {
-        typingAgo: () => host.typingAgo(),
+        typingAgo: () => store.typingAgo(),
       },
     )
     this.link = new PtyLink({
@@ -97,8 +103,8 @@ export class TerminalTab {
       handlers: {
         changed: () => this.#linkChanged(),
         event: (message) => this.#onLinkEvent(message),
-        gone: () => host.gone(this),
-        notice: (text) => host.notice(this, text),
+        gone: () => actions.gone(this),
+        notice: (text) => this.#notice(text),
         liveOutput: () => this.#onLiveOutput(),
       },
     })
@@ -112,7 +118,8 @@ export class TerminalTab {
     term.onBinary((data) => this.#input(Uint8Array.from(data, (c) => c.charCodeAt(0) & 0xff)))
     // Bells come from the service's `bell` event, sent for live output only: a BEL that
     // xterm.js parses in replayed history (a reload, a second window) is not news.
-    term.attachCustomKeyEventHandler((event) => host.keyHandler(event))
+    // The area's shortcuts are the page's: xterm.js leaves them alone.
+    term.attachCustomKeyEventHandler((event) => !shortcutFor(event))
     this.render()
   }
 
@@ -163,7 +170,7 @@ export class TerminalTab {
       const el = document.createElement("button")
       el.type = "button"
       el.textContent = label
-      el.addEventListener("click", () => this.host.exitAction(this, action))
+      el.addEventListener("click", () => this.actions.exitAction(this, action))
       return el
     }
     this.restartButton = button("Restart", "restart")
@@ -242,7 +249,7 @@ export class TerminalTab {
     const text = fg ? `${this.title} · ${fg}` : this.title
     if (this.titleEl.textContent !== text) {
       this.titleEl.textContent = text
-      this.host.changed(this) // the window's title follows the tab in view
+      this.#changed() // the window's title follows the tab in view
     }
     this.tabEl.title = `${text} (${label})`
     this.tabEl.setAttribute("aria-label", `${text}, ${label}`)
@@ -282,7 +289,7 @@ export class TerminalTab {
       this.opened = true
       this.term.open(this.hostEl)
       // The exit line comes and goes inside the pane: refit when xterm's box changes.
-      this.resizeObserver = new ResizeObserver(() => this.host.resized(this))
+      this.resizeObserver = new ResizeObserver(() => this.actions.resized(this))
       this.resizeObserver.observe(this.hostEl)
       this.renderer = attachRenderer(this.term)
     }
@@ -370,33 +377,41 @@ export class TerminalTab {
   #input(data) {
     if (this.link.replayParsing && typeof data === "string" && TERMINAL_REPORT.test(data)) return
     const result = this.link.input(data)
-    if (result === "view-only") this.host.viewOnlyInput(this)
+    if (result === "view-only") this.actions.viewOnlyInput(this)
     else if (result === "queued")
-      this.host.notice(this, "Disconnected: your input is queued until the terminal reconnects.")
+      this.#notice("Disconnected: your input is queued until the terminal reconnects.")
     if (this.bell || this.recovered) {
       this.bell = false
       this.recoveryNoted = true
       this.render()
     }
-    this.host.userInput(this)
+    this.store.typed()
+  }
+
+  #notice(text) {
+    this.store.say(`${this.title}: ${text}`)
+  }
+
+  #changed() {
+    this.revision.value++
   }
 
   #ring() {
     // The tab in view needs no mark: the user is looking at it.
-    if (this.bell || this.host.isActive(this)) return
+    if (this.bell || this.store.shown(this.id)) return
     this.bell = true
     this.render()
-    this.host.changed(this)
+    this.#changed()
   }
 
   #onLiveOutput() {
     saveCursor(this.id, this.link.epoch, this.link.cursor)
-    if (this.activity || this.host.isActive(this)) return
+    if (this.activity || this.store.shown(this.id)) return
     // A shell redraws its prompt after a resize: that is not news for the user.
     if (performance.now() - this.resizedAt < RESIZE_QUIET_MS) return
     this.activity = true
     this.render()
-    this.host.changed(this)
+    this.#changed()
   }
 
   #followSize(size) {
@@ -410,7 +425,7 @@ export class TerminalTab {
       const seen = this.seen
       this.seen = null
       const newer = seen.epoch !== link.epoch || (link.cursor !== null && link.cursor > seen.cursor)
-      if (newer && !this.host.isActive(this)) this.activity = true
+      if (newer && !this.store.shown(this.id)) this.activity = true
     }
     if (link.phase === "live" && link.cursor !== null) saveCursor(this.id, link.epoch, link.cursor)
     if (link.info) {
@@ -419,9 +434,9 @@ export class TerminalTab {
     }
     if (link.connected && link.role === "observer" && this.info.size)
       this.#followSize(this.info.size)
-    if (link.connected && link.role === "controller") this.applySize(this.host.size())
+    if (link.connected && link.role === "controller") this.applySize(this.store.paneSize.value)
     this.render()
-    this.host.changed(this)
+    this.#changed()
   }
 
   #onLinkEvent(message) {
@@ -442,7 +457,7 @@ export class TerminalTab {
         this.#ring()
         break
       case "error":
-        if (message.message) this.host.notice(this, message.message)
+        if (message.message) this.#notice(message.message)
         break
       case "exited":
         this.info = { ...this.info, status: "exited", exit_code: message.exit_code }
