@@ -208,6 +208,7 @@ def _deleted(p: Projection, e: Event) -> None:
     for sid in ids:
         delete_aggregate(p.conn, sid, e.position)
         _drop_permissions(p.conn, sid)
+        _drop_prefix(p.conn, context_key(sid, ""))
     # Messages, inbox and descendants go with the row (ON DELETE CASCADE).
     p.conn.execute("DELETE FROM session WHERE id = ?", (e.aggregate_id,))
     p.forget_sessions(ids)
@@ -279,6 +280,8 @@ def _step_ended(p: Projection, e: Event) -> None:
     for key in ("tokens", "cost"):
         if key in e.data:
             draft[key] = e.data[key]
+    if "context" in e.data:
+        _kv_set(p.conn, context_key(e.aggregate_id, "last"), e.data["context"], e.created)
     p.set_status(e.aggregate_id, "idle")
     p.touch(e.aggregate_id, e.created)
 
@@ -413,6 +416,47 @@ def _drop_permissions(conn: sqlite3.Connection, session_id: str) -> None:
     conn.execute("DELETE FROM kv WHERE key >= ? AND key < ?", (prefix, prefix + "\U0010ffff"))
 
 
+def context_key(session_id: str, *rest: str) -> str:
+    """A session's context state lives in kv under `context/<session>/...` (window: its own
+    window; last: the last request's use)."""
+    return "/".join(("context", session_id, *rest))
+
+
+def _drop_prefix(conn: sqlite3.Connection, prefix: str) -> None:
+    conn.execute("DELETE FROM kv WHERE key >= ? AND key < ?", (prefix, prefix + "\U0010ffff"))
+
+
+def _compacted(p: Projection, e: Event) -> None:
+    """A compaction shows as a synthetic message (description "compaction") at the point it
+    happened; what it hides from the model is in its metadata."""
+    p.require_session(e.aggregate_id)
+    compaction = {
+        "through": e.data.get("through"),
+        "pruned": e.data["pruned"],
+        "reason": e.data["reason"],
+        "tokens": e.data["tokens"],
+    }
+    message = {
+        "id": e.data["message_id"],
+        "type": "synthetic",
+        "text": e.data["summary"],
+        "description": "compaction",
+        "metadata": {"compaction": compaction},
+        "time": {"created": e.created},
+    }
+    p.add_message(e, "synthetic", message)
+    p.touch(e.aggregate_id, e.created)
+
+
+def _context_window(p: Projection, e: Event) -> None:
+    p.require_session(e.aggregate_id)
+    key = context_key(e.aggregate_id, "window")
+    if e.data["window"] is None:
+        p.conn.execute("DELETE FROM kv WHERE key = ?", (key,))
+    else:
+        _kv_set(p.conn, key, e.data["window"], e.created)
+
+
 def _kv_set(conn: sqlite3.Connection, key: str, value: object, now: int) -> None:
     conn.execute(
         "INSERT INTO kv (key, value, updated) VALUES (?, ?, ?) "
@@ -469,6 +513,8 @@ HANDLERS: dict[str, Handler] = {
     "session.execution.interrupted": _interrupted,
     "session.resume.exhausted": _resume_exhausted,
     "session.input.delivered": _input_delivered,
+    "session.compacted": _compacted,
+    "session.context.window": _context_window,
     "session.permission.mode": _permission_mode,
     "session.permission.asked": _permission_asked,
     "session.permission.replied": _permission_replied,

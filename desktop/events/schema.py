@@ -151,6 +151,8 @@ TOKENS = record(
     }
 )
 TOOL_STATUS = ("streaming", "running", "completed", "error")
+# A request's context use: prompt tokens, the window when known, the model.
+CONTEXT = record({"used": integer, "window": opt(integer), "model": opt(text(MAX_NAME))})
 
 
 def _tool_input(value: object, path: str) -> object:
@@ -232,6 +234,7 @@ DURABLE: dict[str, Check] = {
             "finish": text(MAX_NAME),
             "tokens": opt(TOKENS),
             "cost": opt(number),
+            "context": opt(CONTEXT),
         }
     ),
     "session.step.failed": record({"message_id": MESSAGE_ID, "error": ERROR}),
@@ -276,6 +279,21 @@ DURABLE: dict[str, Check] = {
     "session.input.delivered": record({"message_id": MESSAGE_ID}),
     # Permissions (desktop/agent/permissions.py): the mode, a call waiting for the
     # person, and the person's answer.
+    # Compaction (desktop/agent/compaction.py): what the model sees from now on. Messages
+    # up to `through` are replaced by `summary` (when there is one) and the outputs of the
+    # `pruned` calls by a placeholder; the person's view keeps every message.
+    "session.compacted": record(
+        {
+            "message_id": MESSAGE_ID,
+            "summary": text(MAX_TEXT),
+            "through": opt(nullable(ident)),
+            "pruned": opt(array(text(MAX_NAME), MAX_PARTS), []),
+            "reason": one_of("threshold", "overflow", "manual"),
+            "tokens": record({"before": integer, "after": integer}),
+        }
+    ),
+    # The session's own context window (null: back to the model's).
+    "session.context.window": record({"window": nullable(integer)}),
     "session.permission.mode": record({"mode": one_of("auto", "ask")}),
     "session.permission.asked": record(
         {

@@ -39,6 +39,7 @@ class Profile:
     service_tier: str | None = None
     include_reasoning: bool | None = None  # Groq's gpt-oss models only
     reasoning_effort: str | None = None
+    context_window: int | None = None  # the user's window for this model, in tokens
 
     @property
     def endpoint(self) -> str:
@@ -61,6 +62,7 @@ def make_profile(
     service_tier: str | None = None,
     include_reasoning: bool | None = None,
     reasoning_effort: str | None = None,
+    context_window: int | None = None,
 ) -> Profile:
     """A profile with the provider's default base URL; `mistral=None` means detect."""
     if provider not in PROVIDERS:
@@ -78,6 +80,7 @@ def make_profile(
         service_tier=service_tier,
         include_reasoning=include_reasoning,
         reasoning_effort=reasoning_effort,
+        context_window=context_window,
     )
 
 

@@ -40,7 +40,9 @@ _FIELDS = (
     "mistral",
     "parallel_tool_calls",
     "service_tier",
+    "context_window",
 )
+MAX_WINDOW = 100_000_000
 
 
 class ConfigInvalid(ValueError):
@@ -55,6 +57,7 @@ class ProviderConfig:
     mistral: bool | None = None  # None: detected from the base URL and model
     parallel_tool_calls: bool | None = None
     service_tier: str | None = None
+    context_window: int | None = None  # the model's window when the user knows it
 
     @property
     def effective_base_url(self) -> str:
@@ -72,6 +75,7 @@ class ProviderConfig:
             "mistral": self.mistral,
             "parallel_tool_calls": self.parallel_tool_calls,
             "service_tier": self.service_tier,
+            "context_window": self.context_window,
         }
 
 
@@ -148,6 +152,11 @@ def parse_update(body: Mapping[str, object]) -> ConfigUpdate:
     tier = body.get("service_tier")
     if tier is not None:
         tier = _string(body, "service_tier", MAX_TIER, required=True) or None
+    window = body.get("context_window")
+    if window is not None and (
+        isinstance(window, bool) or not isinstance(window, int) or not 0 < window <= MAX_WINDOW
+    ):
+        raise ConfigInvalid(f"context_window must be a whole number of tokens, 1 to {MAX_WINDOW}.")
     config = ProviderConfig(
         provider=provider,
         base_url=base_url,
@@ -155,6 +164,7 @@ def parse_update(body: Mapping[str, object]) -> ConfigUpdate:
         mistral=_optional_bool(body, "mistral"),
         parallel_tool_calls=_optional_bool(body, "parallel_tool_calls"),
         service_tier=tier,
+        context_window=window,
     )
     if "api_key" not in body:
         return ConfigUpdate(config)
@@ -257,4 +267,5 @@ class ProviderConfigStore:
             mistral=config.mistral,
             parallel_tool_calls=config.parallel_tool_calls,
             service_tier=config.service_tier,
+            context_window=config.context_window,
         )

@@ -52,7 +52,9 @@ def test_every_durable_event_type_has_a_projection_handler() -> None:
 def test_a_whole_session_life_projects_to_the_api_message_shapes(store: Store) -> None:
     result = publish(store, *every_event())
     assert not isinstance(result, SessionError), result
-    user, synthetic, assistant, failed = messages(store)
+    user, synthetic, assistant, failed, compaction = messages(store)
+    assert compaction["description"] == "compaction"
+    assert compaction["metadata"]["compaction"]["through"] == "msg_u"
     assert user == {"id": "msg_u", "type": "user", "text": "hello", "time": user["time"]}
     assert synthetic["type"] == "synthetic"
     assert synthetic["description"] == "job"

@@ -71,6 +71,8 @@ def every_event(mid: str = "msg_a", other: str = "msg_b") -> list[tuple[str, dic
         started(mid),  # the step restarts: streamed/completed cleared
         ("session.step.streamed", {"message_id": mid}),
         ended(mid),
+        ("session.step.ended", {"message_id": mid, "finish": "stop", "context": {"used": 9}}),
+        ("session.context.window", {"window": 8192}),
         (
             "session.message.content.updated",
             {"message_id": mid, "content": [{"type": "text", "text": "edited"}]},
@@ -80,6 +82,17 @@ def every_event(mid: str = "msg_a", other: str = "msg_b") -> list[tuple[str, dic
         ("session.execution.interrupted", {"reason": "shutdown"}),
         ("session.execution.interrupted", {"reason": "user"}),
         ("session.resume.exhausted", {"error": {"type": "resume", "message": "budget"}}),
+        (
+            "session.compacted",
+            {
+                "message_id": "msg_c",
+                "summary": "Goal: test",
+                "through": "msg_u",
+                "pruned": ["c1"],
+                "reason": "threshold",
+                "tokens": {"before": 90, "after": 30},
+            },
+        ),
     ]
 
 
