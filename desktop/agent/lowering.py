@@ -180,6 +180,8 @@ def lower_messages(
     if options.system:
         out.append({"role": "system", "content": options.system})
     for position, message in enumerate(messages):
+        if message.get("reverted"):
+            continue  # a revert hid it from the model (the person still sees it)
         kind = message.get("type")
         if kind in ("user", "synthetic"):
             text = message.get("text")

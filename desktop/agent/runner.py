@@ -42,6 +42,7 @@ from desktop.agent.settle import RESTART_NOTICE, JobFinder, settle
 from desktop.agent.step import StepInput, run_step
 from desktop.agent.title import title_from_prompt
 from desktop.agent.tools_exec import ToolRunner, TurnFlags
+from desktop.checkpoints import Checkpoints, TurnTracker
 from desktop.events import history
 from desktop.events.bus import Draft, DurableBus, draft
 from desktop.events.ids import new_id
@@ -79,8 +80,10 @@ class SessionRunner:
         permissions: Permissions,
         jobs: JobFinder | None = None,
         options: RunnerOptions | None = None,
+        checkpoints: Checkpoints | None = None,
     ) -> None:
         self.bus = bus
+        self.checkpoints = checkpoints  # the trees around each step that may write
         self.store = bus.store
         self.profile = profile
         self.permissions = permissions
@@ -205,6 +208,7 @@ class SessionRunner:
         mid_turn = False
         steps = cuts = 0
         titled = False
+        turn: TurnTracker | None = None
         while True:
             snap = await self._read(lambda c: history.read(c, session_id))
             if snap is None:
@@ -280,10 +284,18 @@ class SessionRunner:
                     return
                 need_step, mid_turn = True, True
                 continue
+            mark = None
             if outcome.calls:
                 await self.tools.announce(session_id, outcome.calls)
+                if turn is None and self.checkpoints is not None:
+                    turn = self.checkpoints.turn(snap.directory)
+                if turn is not None:
+                    await turn.before_tools()
                 await self.tools.run(session_id, snap.directory, outcome.calls, flags)
+                mark = None if turn is None else await turn.after_tools()
             end_data: dict[str, Any] = {"message_id": outcome.message_id, "finish": outcome.finish}
+            if mark is not None:
+                end_data["checkpoint"] = mark
             if outcome.tokens:
                 end_data["tokens"] = outcome.tokens
             if outcome.cost is not None:

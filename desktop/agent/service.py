@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from desktop.agent.permissions import mode_of
+from desktop.checkpoints import forked_from
 from desktop.events import errors
 from desktop.events.bus import Draft, DurableBus, draft
 from desktop.events.ids import new_id
@@ -92,6 +93,9 @@ class SessionService:
         if session_id in self.runner.active():
             found["status"] = "busy"
         found["permission_mode"] = mode_of(conn, session_id)
+        origin = forked_from(conn, session_id)
+        if origin is not None:
+            found["forked_from"] = origin
         return found
 
     def _require(self, session_id: str) -> Callable[[sqlite3.Connection], None]:

@@ -57,6 +57,22 @@ def busy(session_id: str) -> SessionError:
     return SessionError(409, "session.busy", f"Session {session_id!r} is busy; try when idle.")
 
 
+def message_not_user(message_id: str) -> SessionError:
+    return SessionError(
+        400,
+        "session.message_not_user",
+        f"Message {message_id!r} is not a user message; a revert goes back to one.",
+    )
+
+
+def nothing_to_unrevert(session_id: str) -> SessionError:
+    return SessionError(
+        409,
+        "session.nothing_to_unrevert",
+        f"Session {session_id!r} has no revert since its last prompt.",
+    )
+
+
 class ProjectionError(Exception):
     """An event its projection cannot apply; the append is rolled back with it."""
 

@@ -208,6 +208,7 @@ def _deleted(p: Projection, e: Event) -> None:
     for sid in ids:
         delete_aggregate(p.conn, sid, e.position)
         _drop_permissions(p.conn, sid)
+        _drop_checkpoints(p.conn, sid)
         _drop_prefix(p.conn, context_key(sid, ""))
     # Messages, inbox and descendants go with the row (ON DELETE CASCADE).
     p.conn.execute("DELETE FROM session WHERE id = ?", (e.aggregate_id,))
@@ -223,6 +224,7 @@ def _prompted(p: Projection, e: Event) -> None:
         "time": {"created": e.created},
     }
     p.add_message(e, "user", message)
+    p.conn.execute("DELETE FROM kv WHERE key = ?", (checkpoint_key("pending", e.aggregate_id),))
     p.touch(e.aggregate_id, e.created)
 
 
@@ -277,7 +279,7 @@ def _step_ended(p: Projection, e: Event) -> None:
     draft = p.assistant(e)
     draft["time"]["completed"] = e.created
     draft["finish"] = e.data["finish"]
-    for key in ("tokens", "cost"):
+    for key in ("tokens", "cost", "checkpoint"):
         if key in e.data:
             draft[key] = e.data[key]
     if "context" in e.data:
@@ -492,6 +494,88 @@ def _permission_replied(p: Projection, e: Event) -> None:
         _kv_set(p.conn, allow, True, e.created)
 
 
+def checkpoint_key(kind: str, session_id: str) -> str:
+    """Checkpoint state in kv: `checkpoint.pending/<session>` (the reverts a prompt has
+    not made final yet), `checkpoint.intent/<session>` (a revert being written),
+    `checkpoint.forked_from/<session>`."""
+    return f"checkpoint.{kind}/{session_id}"
+
+
+def _drop_checkpoints(conn: sqlite3.Connection, session_id: str) -> None:
+    keys = [(checkpoint_key(k, session_id),) for k in ("pending", "intent", "forked_from")]
+    conn.executemany("DELETE FROM kv WHERE key = ?", keys)
+
+
+def _kv_get(conn: sqlite3.Connection, key: str) -> Any:
+    row = conn.execute("SELECT value FROM kv WHERE key = ?", (key,)).fetchone()
+    return None if row is None else json.loads(row[0])
+
+
+def _fresh_messages(p: Projection, session_id: str) -> None:
+    """Write the batch's edits, then forget the session's messages: SQL changes them next."""
+    p.flush()
+    for mid, m in list(p._messages.items()):
+        if m is not None and m.session_id == session_id:
+            del p._messages[mid]
+
+
+def _reverted(p: Projection, e: Event) -> None:
+    """Marks the message and every later one `reverted` (hidden from the model, shown to
+    the person) and adds the revert to the pending ones, which an unrevert undoes."""
+    sid = e.aggregate_id
+    p.require_session(sid)
+    target = p.message(e.data["message_id"])
+    if target is None or target.session_id != sid:
+        raise ProjectionError(errors.message_not_found(sid, e.data["message_id"]))
+    if target.type != "user":
+        raise ProjectionError(errors.message_not_user(e.data["message_id"]))
+    _fresh_messages(p, sid)
+    rows = p.conn.execute(
+        "SELECT id FROM message WHERE session_id = ? AND seq >= ? "
+        "AND json_extract(data, '$.reverted') IS NULL ORDER BY seq",
+        (sid, target.seq),
+    ).fetchall()
+    hidden = [r[0] for r in rows]
+    p.conn.executemany(
+        "UPDATE message SET data = json_set(data, '$.reverted', json('true')) WHERE id = ?",
+        [(mid,) for mid in hidden],
+    )
+    key = checkpoint_key("pending", sid)
+    pending = _kv_get(p.conn, key) or []
+    revert = {k: e.data[k] for k in ("message_id", "before", "after", "restored")}
+    _kv_set(p.conn, key, [*pending, {**revert, "hidden": hidden}], e.created)
+    p.touch(sid, e.created)
+
+
+def _unreverted(p: Projection, e: Event) -> None:
+    sid = e.aggregate_id
+    p.require_session(sid)
+    key = checkpoint_key("pending", sid)
+    pending = _kv_get(p.conn, key)
+    if not pending:
+        raise ProjectionError(errors.nothing_to_unrevert(sid))
+    _fresh_messages(p, sid)
+    p.conn.executemany(
+        "UPDATE message SET data = json_remove(data, '$.reverted') WHERE id = ?",
+        [(mid,) for revert in pending for mid in revert["hidden"]],
+    )
+    p.conn.execute("DELETE FROM kv WHERE key = ?", (key,))
+    p.touch(sid, e.created)
+
+
+def _forked(p: Projection, e: Event) -> None:
+    p.require_session(e.aggregate_id)
+    origin = {"session_id": e.data["session_id"], "message_id": e.data["message_id"]}
+    _kv_set(p.conn, checkpoint_key("forked_from", e.aggregate_id), origin, e.created)
+
+
+def _message_copied(p: Projection, e: Event) -> None:
+    p.require_session(e.aggregate_id)
+    message = {k: v for k, v in e.data["message"].items() if k != "reverted"}
+    p.add_message(e, message["type"], copy.deepcopy(message))
+    p.touch(e.aggregate_id, e.created)
+
+
 HANDLERS: dict[str, Handler] = {
     "session.created": _created,
     "session.updated": _updated,
@@ -518,6 +602,10 @@ HANDLERS: dict[str, Handler] = {
     "session.permission.mode": _permission_mode,
     "session.permission.asked": _permission_asked,
     "session.permission.replied": _permission_replied,
+    "session.reverted": _reverted,
+    "session.unreverted": _unreverted,
+    "session.forked": _forked,
+    "session.message.copied": _message_copied,
 }
 
 

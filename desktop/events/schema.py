@@ -151,6 +151,38 @@ TOKENS = record(
     }
 )
 TOOL_STATUS = ("streaming", "running", "completed", "error")
+TREE = re.compile(r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+MAX_PATH = 4096
+MAX_FILES = 100_000
+
+
+def tree(value: object, path: str) -> object:
+    if not isinstance(value, str) or not TREE.match(value):
+        raise _fail(path, "a snapshot id (a git tree id)")
+    return value
+
+
+PATHS = array(text(MAX_PATH), MAX_FILES)
+# A step's checkpoint: the snapshots before and after it, and the files it changed (the
+# first MAX_LISTED of them, `omitted` counts the rest).
+CHECKPOINT = record(
+    {
+        "start": tree,
+        "end": tree,
+        "files": array(
+            record(
+                {
+                    "path": text(MAX_PATH),
+                    "status": one_of("added", "modified", "deleted"),
+                    "additions": integer,
+                    "deletions": integer,
+                }
+            ),
+            MAX_FILES,
+        ),
+        "omitted": opt(integer),
+    }
+)
 # A request's context use: prompt tokens, the window when known, the model.
 CONTEXT = record({"used": integer, "window": opt(integer), "model": opt(text(MAX_NAME))})
 
@@ -234,6 +266,7 @@ DURABLE: dict[str, Check] = {
             "finish": text(MAX_NAME),
             "tokens": opt(TOKENS),
             "cost": opt(number),
+            "checkpoint": opt(CHECKPOINT),
             "context": opt(CONTEXT),
         }
     ),
@@ -313,6 +346,34 @@ DURABLE: dict[str, Check] = {
         }
     ),
 }
+
+
+def copied_message(value: object, path: str) -> object:
+    """A message of another session, as projected, under its new id."""
+    if not isinstance(value, dict):
+        raise _fail(path, "a JSON object")
+    ident(value.get("id"), f"{path}.id")
+    one_of("user", "synthetic", "assistant")(value.get("type"), f"{path}.type")
+    return value
+
+
+# Checkpoints (desktop/checkpoints): a revert wrote `restored` from the snapshots (and left
+# `conflicts`), `before` and `after` are the directory's snapshots around it; an unrevert
+# undid the pending reverts; a fork's new session and each message copied into it.
+REVERT_DATA = {
+    "before": tree,
+    "after": tree,
+    "restored": PATHS,
+    "conflicts": PATHS,
+}
+DURABLE.update(
+    {
+        "session.reverted": record({"message_id": MESSAGE_ID, **REVERT_DATA}),
+        "session.unreverted": record(REVERT_DATA),
+        "session.forked": record({"session_id": ident, "message_id": nullable(ident)}),
+        "session.message.copied": record({"message": copied_message}),
+    }
+)
 
 # Ephemeral events: broadcast to subscribers only, never stored.
 EPHEMERAL: dict[str, Check] = {

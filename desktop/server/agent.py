@@ -17,12 +17,14 @@ from desktop.agent.permissions import Permissions
 from desktop.agent.runner import SessionRunner
 from desktop.agent.service import SessionService
 from desktop.agent.subagent import SubagentTool
+from desktop.checkpoints import Checkpoints
 from desktop.events.bus import DurableBus
 from desktop.jobs.host import ShellJobs
 from desktop.jobs.service import BackgroundWork
 from desktop.provider.profiles import Profile
 from desktop.provider.settings import ProviderConfigStore
 from desktop.server.appkeys import BACKGROUND, PERMISSIONS, RUNNER, SETTINGS
+from desktop.server.routes_checkpoints import CHECKPOINTS
 from desktop.tools.base import Tool
 from desktop.tools.registry import default_tools
 from desktop.tools.shell import ShellTool
@@ -46,7 +48,19 @@ def build_runner(app: web.Application, bus: DurableBus) -> SessionRunner:
     permissions = Permissions(bus)
     shell = ShellTool(jobs)
     tools: dict[str, Tool] = {**default_tools(), "shell": shell}
-    runner = SessionRunner(bus, profile=profile, tools=tools, permissions=permissions, jobs=jobs)
+    settings = app[SETTINGS]
+    checkpoints = Checkpoints(
+        bus, settings.data_dir / "checkpoints", [settings.data_dir, settings.runtime_dir]
+    )
+    runner = SessionRunner(
+        bus,
+        profile=profile,
+        tools=tools,
+        permissions=permissions,
+        jobs=jobs,
+        checkpoints=checkpoints,
+    )
+    app[CHECKPOINTS] = checkpoints
     background = BackgroundWork(
         bus,
         runner,

@@ -19,6 +19,7 @@ from desktop.server.hosts import HostPolicy, make_host_middleware
 from desktop.server.inflight import InFlight
 from desktop.server.provider_routes import setup_provider_routes
 from desktop.server.routes_background import setup_background_routes
+from desktop.server.routes_checkpoints import setup_checkpoint_routes
 from desktop.server.routes_core import api_not_found, setup_core_routes
 from desktop.server.routes_events import setup_event_routes
 from desktop.server.routes_instructions import setup_instruction_routes
@@ -86,6 +87,7 @@ def create_app(settings: Settings, *, token: str, agent: bool = True) -> web.App
     setup_session_routes(app)
     setup_instruction_routes(app)
     setup_background_routes(app)
+    setup_checkpoint_routes(app)
     setup_test_routes(app)
     setup_terminals(app)
     setup_provider_routes(app)

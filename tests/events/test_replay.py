@@ -13,6 +13,7 @@ from desktop.events.bus import draft
 from desktop.events.errors import SessionError
 from desktop.events.schema import DURABLE
 from tests.support.sessions import (
+    checkpoint_events,
     every_event,
     open_here,
     projection,
@@ -38,6 +39,7 @@ def _replayed_equals_original(source_dir: Path, requests: list[list[tuple[str, s
 def test_replay_of_every_event_type_reproduces_the_projection(tmp_path: Path) -> None:
     requests = [[("ses_a", "session.created", {"title": "a", "directory": "/"})]]
     requests.append([("ses_a", kind, data) for kind, data in every_event()])
+    requests.append([("ses_a", kind, data) for kind, data in checkpoint_events("msg_a")])
     requests.append(
         [("ses_b", "session.created", {"title": "b", "directory": "/", "parent_id": "ses_a"})]
     )

@@ -96,6 +96,30 @@ def every_event(mid: str = "msg_a", other: str = "msg_b") -> list[tuple[str, dic
     ]
 
 
+TREE_A, TREE_B = "a" * 40, "b" * 40
+
+
+def checkpoint_events(mid: str) -> list[tuple[str, dict[str, Any]]]:
+    """A step's checkpoint, a revert to the prompt, its undoing, a fork's copy."""
+    files = [{"path": "x.txt", "status": "added", "additions": 1, "deletions": 0}]
+    moved = {"before": TREE_B, "after": TREE_A, "restored": ["x.txt"], "conflicts": []}
+    copied = {"id": "msg_copy", "type": "user", "text": "hello", "time": {"created": 1}}
+    return [
+        (
+            "session.step.ended",
+            {
+                "message_id": mid,
+                "finish": "stop",
+                "checkpoint": {"start": TREE_A, "end": TREE_B, "files": files},
+            },
+        ),
+        ("session.reverted", {"message_id": "msg_u", **moved}),
+        ("session.unreverted", moved),
+        ("session.forked", {"session_id": "ses_x", "message_id": None}),
+        ("session.message.copied", {"message": copied}),
+    ]
+
+
 def open_here(path: Path) -> Store:
     """A store used from the calling thread (sync tests; not how the service uses it)."""
     store = Store(path)

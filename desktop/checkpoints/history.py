@@ -1,0 +1,69 @@
+"""What the session's messages say about its checkpoints: the agent's steps (the trees
+before and after each step that changed files), turns, and the pending reverts.
+
+Pure functions over the projected messages (API.md shapes). A step's record lives on its
+assistant message as `checkpoint: {start, end, files}` (from `session.step.ended`); a
+message a revert hid carries `reverted: true`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+Message = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Step:
+    message_id: str
+    start: str
+    end: str
+
+
+def step_of(message: Message) -> Step | None:
+    mark = message.get("checkpoint")
+    if message.get("type") != "assistant" or not isinstance(mark, Mapping):
+        return None
+    return Step(str(message["id"]), str(mark["start"]), str(mark["end"]))
+
+
+def index_of(messages: Sequence[Message], message_id: str) -> int | None:
+    for i, m in enumerate(messages):
+        if m.get("id") == message_id:
+            return i
+    return None
+
+
+def live_steps(messages: Sequence[Message], start: int = 0) -> list[Step]:
+    """The steps of messages from `start` on that no revert hid, in order."""
+    found = (step_of(m) for m in messages[start:] if not m.get("reverted"))
+    return [s for s in found if s is not None]
+
+
+def turn_steps(messages: Sequence[Message], index: int) -> list[Step]:
+    """The steps answering the message at `index`: up to the next user message (a user
+    message's turn), or the message's own step (an assistant message)."""
+    if messages[index].get("type") != "user":
+        own = step_of(messages[index])
+        return [] if own is None else [own]
+    out: list[Step] = []
+    for m in messages[index + 1 :]:
+        if m.get("type") == "user":
+            break
+        step = step_of(m)
+        if step is not None:
+            out.append(step)
+    return out
+
+
+def file_spans(steps: Sequence[Step], paths_of: Mapping[Step, Sequence[str]]) -> dict[str, Step]:
+    """Per file, the span from the first step that changed it to the last one: a Step
+    whose `start` is the first's start and `end` the last's end."""
+    spans: dict[str, Step] = {}
+    for step in steps:
+        for path in paths_of[step]:
+            first = spans.get(path)
+            spans[path] = Step(step.message_id, first.start if first else step.start, step.end)
+    return spans

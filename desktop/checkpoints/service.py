@@ -1,0 +1,299 @@
+"""`Checkpoints`: the session engine's side of checkpoints. The runner asks it for the
+trees around each step that may write; the routes ask it for a session's changes, and to
+revert, unrevert and fork.
+
+Crash safety of a revert (and an unrevert): its plan (each file and the snapshot it is
+taken from) is written durably as an intent in kv before any file is touched, the files
+are written, and the event that tells the conversation is published in one transaction
+with the intent's removal. A successor that finds an intent at start-up writes the same
+files again (writing is idempotent) and publishes the event: a kill at any moment ends
+with the old files and messages, or the new ones.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from desktop.checkpoints import history
+from desktop.checkpoints.diff import FileChange, changed, with_patches
+from desktop.checkpoints.history import Step
+from desktop.checkpoints.revert import conflicts, write
+from desktop.checkpoints.shadow import ShadowRepo, ShadowRepos
+from desktop.checkpoints.snapshot import ignored, snapshot
+from desktop.events import errors
+from desktop.events.bus import DurableBus, draft
+from desktop.events.errors import SessionError
+from desktop.events.ids import new_id
+from desktop.events.projector import checkpoint_key
+from desktop.store import log as eventlog
+from desktop.store import sessions as q
+
+_log = logging.getLogger("desk.checkpoints")
+
+MAX_LISTED = 500  # files a step's record lists (the rest are counted): the page's summary
+FORK_TITLE = "Fork of {title}"
+
+
+@dataclass(frozen=True)
+class _Session:
+    directory: str
+    title: str
+    busy: bool
+    messages: list[dict[str, Any]]
+    pending: list[dict[str, Any]]
+
+
+class TurnTracker:
+    """One turn's trees: the one before its first step that may write, then each step's
+    end (the next step's start)."""
+
+    def __init__(self, checkpoints: Checkpoints, directory: str) -> None:
+        self._checkpoints = checkpoints
+        self._directory = directory
+        self._tree: str | None = None
+
+    async def before_tools(self) -> None:
+        if self._tree is None:
+            self._tree = await self._checkpoints.capture(self._directory)
+
+    async def after_tools(self) -> dict[str, Any] | None:
+        """The step's record for `session.step.ended` (None: it changed nothing)."""
+        start = self._tree
+        end = await self._checkpoints.capture(self._directory)
+        self._tree = end
+        if start is None or end is None or start == end:
+            return None
+        return await self._checkpoints.record(self._directory, start, end)
+
+
+class Checkpoints:
+    def __init__(self, bus: DurableBus, root: Path, private: Sequence[Path] = ()) -> None:
+        """`root` holds the shadow repositories; `private` names Desk's own folders, never
+        snapshotted even inside a session directory."""
+        self.bus = bus
+        self.store = bus.store
+        self.repos = ShadowRepos(root, private)
+
+    # The runner's side ------------------------------------------------------------------
+    def turn(self, directory: str) -> TurnTracker:
+        return TurnTracker(self, directory)
+
+    async def capture(self, directory: str) -> str | None:
+        """A snapshot of the directory now; None when it cannot be taken (logged: a turn
+        never fails for its checkpoint)."""
+        repo = self.repos.of(directory)
+        try:
+            async with repo.lock:
+                return await snapshot(repo)
+        except Exception:
+            _log.exception("no snapshot of %s", directory)
+            return None
+
+    async def record(self, directory: str, start: str, end: str) -> dict[str, Any] | None:
+        try:
+            files = await changed(self.repos.of(directory), start, end)
+        except Exception:
+            _log.exception("no diff of %s", directory)
+            return None
+        if not files:
+            return None
+        out: dict[str, Any] = {
+            "start": start,
+            "end": end,
+            "files": [f.to_json(patch=False) for f in files[:MAX_LISTED]],
+        }
+        if len(files) > MAX_LISTED:
+            out["omitted"] = len(files) - MAX_LISTED
+        return out
+
+    # Reads --------------------------------------------------------------------------------
+    async def _session(self, session_id: str) -> _Session:
+        def read(conn: sqlite3.Connection) -> _Session:
+            found = q.get_session(conn, session_id)
+            if found is None:
+                raise errors.session_not_found(session_id)
+            pending = q.kv_get(conn, checkpoint_key("pending", session_id))
+            return _Session(
+                str(found["directory"]),
+                str(found["title"]),
+                found["status"] == "busy",
+                q.all_messages(conn, session_id),
+                list(pending) if isinstance(pending, list) else [],
+            )
+
+        return await self.store.run(lambda: read(self.store.connection()))
+
+    @staticmethod
+    def _index(session_id: str, s: _Session, message_id: str) -> int:
+        index = history.index_of(s.messages, message_id)
+        if index is None:
+            raise errors.message_not_found(session_id, message_id)
+        return index
+
+    async def _paths(self, repo: ShadowRepo, steps: Sequence[Step]) -> dict[Step, list[str]]:
+        return {s: [f.path for f in await changed(repo, s.start, s.end)] for s in steps}
+
+    async def changes(self, session_id: str, message_id: str | None) -> list[dict[str, object]]:
+        """The files the turn answering `message_id` changed (None: the whole session)."""
+        s = await self._session(session_id)
+        if message_id is None:
+            steps = history.live_steps(s.messages)
+        else:
+            steps = history.turn_steps(s.messages, self._index(session_id, s, message_id))
+        if not steps:
+            return []
+        repo = self.repos.of(s.directory)
+        spans = history.file_spans(steps, await self._paths(repo, steps))
+        grouped: dict[tuple[str, str], list[str]] = {}
+        for path, span in spans.items():
+            grouped.setdefault((span.start, span.end), []).append(path)
+        out: list[FileChange] = []
+        for (start, end), paths in grouped.items():
+            files = await changed(repo, start, end, paths)
+            out.extend(await with_patches(repo, start, end, files))
+        return [f.to_json() for f in sorted(out, key=lambda f: f.path)]
+
+    # Revert and unrevert ------------------------------------------------------------------
+    async def revert(
+        self, session_id: str, message_id: str, *, force: bool = False, preview: bool = False
+    ) -> dict[str, object]:
+        s = await self._session(session_id)
+        index = self._index(session_id, s, message_id)
+        if s.messages[index].get("type") != "user":
+            raise errors.message_not_user(message_id)
+        if s.busy:
+            raise errors.busy(session_id)
+        repo = self.repos.of(s.directory)
+        async with repo.lock:
+            steps = history.live_steps(s.messages, index)
+            spans = history.file_spans(steps, await self._paths(repo, steps))
+            expected = {path: span.end for path, span in spans.items()}
+            for revert in s.pending:  # files a pending revert wrote: as it left them
+                expected.update(dict.fromkeys(revert["restored"], revert["after"]))
+            current = await snapshot(repo)
+            clashing = await conflicts(repo, current, expected)
+            targets = {
+                path: span.start for path, span in spans.items() if force or path not in clashing
+            }
+            result: dict[str, object] = {
+                "restored": sorted(targets),
+                "conflicts": [] if force else clashing,
+                "ignored": await ignored(repo),
+            }
+            if preview:
+                return result
+            data = {
+                "message_id": message_id,
+                "before": current,
+                "restored": result["restored"],
+                "conflicts": result["conflicts"],
+            }
+            await self._carry_out(repo, session_id, "session.reverted", data, targets)
+        return result
+
+    async def unrevert(self, session_id: str) -> dict[str, object]:
+        s = await self._session(session_id)
+        if s.busy:
+            raise errors.busy(session_id)
+        if not s.pending:
+            raise errors.nothing_to_unrevert(session_id)
+        repo = self.repos.of(s.directory)
+        async with repo.lock:
+            targets: dict[str, str] = {}
+            expected: dict[str, str] = {}
+            for revert in s.pending:
+                for path in revert["restored"]:
+                    targets.setdefault(path, revert["before"])  # before the first of them
+                    expected[path] = revert["after"]
+            current = await snapshot(repo)
+            clashing = await conflicts(repo, current, expected)
+            targets = {p: t for p, t in targets.items() if p not in clashing}
+            data = {"before": current, "restored": sorted(targets), "conflicts": clashing}
+            await self._carry_out(repo, session_id, "session.unreverted", data, targets)
+        return {"restored": data["restored"], "conflicts": clashing}
+
+    async def _carry_out(
+        self,
+        repo: ShadowRepo,
+        session_id: str,
+        kind: str,
+        data: dict[str, Any],
+        targets: dict[str, str],
+    ) -> None:
+        """Intent, files, then the event with the intent's removal (with `repo.lock`)."""
+        intent = {"kind": kind, "directory": repo.directory, "data": data, "targets": targets}
+        key = checkpoint_key("intent", session_id)
+
+        def remember(conn: sqlite3.Connection) -> None:
+            with self.store.db.atomic():
+                q.kv_set(conn, key, intent, eventlog.now_ms())
+
+        await self.store.run(lambda: remember(self.store.connection()))
+        await self._finish(repo, session_id, intent)
+
+    async def _finish(self, repo: ShadowRepo, session_id: str, intent: dict[str, Any]) -> None:
+        key = checkpoint_key("intent", session_id)
+        await write(repo, intent["targets"])
+        data = {**intent["data"], "after": await snapshot(repo)}
+
+        def done(conn: sqlite3.Connection) -> None:
+            q.kv_delete(conn, key)
+
+        try:
+            await self.bus.publish(draft(session_id, intent["kind"], data), commit=done)
+        except SessionError:
+            # The session went meanwhile: nothing describes the files any more.
+            await self.store.run(lambda: q.kv_delete(self.store.connection(), key))
+            raise
+
+    async def recover(self) -> None:
+        """Finish the reverts and unreverts a killed process left half done (at start-up,
+        before any route serves)."""
+        prefix = checkpoint_key("intent", "")
+        found = await self.store.run(lambda: q.kv_prefix(self.store.connection(), prefix))
+        for key, intent in found.items():
+            assert isinstance(intent, dict)
+            session_id = key[len(prefix) :]
+            repo = self.repos.of(str(intent["directory"]))
+            try:
+                async with repo.lock:
+                    await self._finish(repo, session_id, intent)
+            except Exception:
+                _log.exception("the half-done %s of %s could not be finished", key, session_id)
+
+    # Fork -----------------------------------------------------------------------------------
+    async def fork(self, session_id: str, message_id: str | None) -> str:
+        """A new session in the same directory whose history is this one's up to and
+        including `message_id` (default: all), reverted messages left out."""
+        s = await self._session(session_id)
+        end = len(s.messages) if message_id is None else self._index(session_id, s, message_id)
+        if message_id is not None:
+            end += 1
+        if s.busy:
+            raise errors.busy(session_id)
+        new = new_id("ses")
+        drafts = [
+            draft(
+                new,
+                "session.created",
+                {"title": FORK_TITLE.format(title=s.title)[:500], "directory": s.directory},
+            ),
+            draft(new, "session.forked", {"session_id": session_id, "message_id": message_id}),
+        ]
+        for message in s.messages[:end]:
+            if message.get("reverted"):
+                continue
+            copy = {**message, "id": new_id("msg")}
+            drafts.append(draft(new, "session.message.copied", {"message": copy}))
+        await self.bus.publish(drafts)
+        return new
+
+
+def forked_from(conn: sqlite3.Connection, session_id: str) -> dict[str, object] | None:
+    found = q.kv_get(conn, checkpoint_key("forked_from", session_id))
+    return found if isinstance(found, dict) else None
