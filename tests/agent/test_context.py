@@ -5,9 +5,10 @@ store (one durable event; tool calls never parted from their results; replay ali
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator
+import sqlite3
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -31,6 +32,7 @@ from desktop.store import log
 from desktop.store.db import Store
 
 SID = "ses_ctx"
+T = TypeVar("T")
 
 
 def user(mid: str, text: str) -> dict[str, Any]:
@@ -216,8 +218,13 @@ async def seed(bus: DurableBus, messages: list[dict[str, Any]]) -> None:
     await bus.publish(drafts)
 
 
+async def read(bus: DurableBus, fn: Callable[[sqlite3.Connection], T]) -> T:
+    store = bus.store
+    return await store.run(lambda: fn(store.connection()))
+
+
 async def stored(bus: DurableBus) -> list[dict[str, Any]]:
-    snap = await bus.store.read(lambda c: history.read(c, SID))
+    snap = await read(bus, lambda c: history.read(c, SID))
     assert snap is not None
     return snap.messages
 
@@ -241,13 +248,13 @@ async def test_compaction_is_one_event_whose_view_fits_and_keeps_calls_with_resu
         assert raw_tokens([{"type": "user", "text": request[1]["content"]}]) < budget.usable
         return "Goal: g\nDecisions: d\nDone: x\nFiles: a.py\nLeft: y"
 
-    before = await bus.store.read(lambda c: log.last_seq(c, SID))
+    before = await read(bus, lambda c: log.last_seq(c, SID))
     done = await Compactor(bus).compact(
         SID, messages, budget, factor=1.0, fixed=200.0, summarise=summarise,
         learn=no_learning, reason="threshold",
     )  # fmt: skip
     assert done.after < done.before
-    assert await bus.store.read(lambda c: log.last_seq(c, SID)) == before + 1  # one event
+    assert await read(bus, lambda c: log.last_seq(c, SID)) == before + 1  # one event
     after = await stored(bus)
     assert len(after) == len(messages) + 1  # the person's view keeps every message
     view = model_view(after, cap=output_cap(budget, 1.0))
@@ -270,14 +277,14 @@ async def test_a_summary_request_that_overflows_twice_fails_once_and_changes_not
         calls += 1
         raise ProviderError(CONTEXT_OVERFLOW, "too long", retryable=False)
 
-    before = await bus.store.read(lambda c: log.last_seq(c, SID))
+    before = await read(bus, lambda c: log.last_seq(c, SID))
     with pytest.raises(CompactionFailed):
         await Compactor(bus).compact(
             SID, messages, budget, factor=1.0, fixed=0.0, summarise=summarise,
             learn=no_learning, reason="overflow",
         )  # fmt: skip
     assert calls == 2  # once, then once more in smaller pieces: never a loop
-    assert await bus.store.read(lambda c: log.last_seq(c, SID)) == before
+    assert await read(bus, lambda c: log.last_seq(c, SID)) == before
 
 
 async def test_the_step_record_gives_the_sessions_context_and_replays_alike(
@@ -289,11 +296,11 @@ async def test_the_step_record_gives_the_sessions_context_and_replays_alike(
         draft(SID, "session.step.ended", {"message_id": mid, "finish": "stop",
               "context": {"used": 4200, "window": 8192, "model": "m"}})
     )  # fmt: skip
-    found = await bus.store.read(lambda c: session_context(c, SID))
+    found = await read(bus, lambda c: session_context(c, SID))
     assert found == {
         "context": {"used": 4200, "window": 8192},
         "model": {"id": "m", "context_window": 8192},
     }
     await bus.publish(draft(SID, "session.context.window", {"window": 32768}))
-    found = await bus.store.read(lambda c: session_context(c, SID))
+    found = await read(bus, lambda c: session_context(c, SID))
     assert found["context"] == {"used": 4200, "window": 32768}
