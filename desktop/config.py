@@ -165,6 +165,10 @@ class Settings:
         return self.data_dir / "auth-token"
 
     @property
+    def browser_sessions_path(self) -> Path:
+        return self.data_dir / "browser-sessions"
+
+    @property
     def saved_terminals_dir(self) -> Path:
         return self.data_dir / "terminals"
 

@@ -12,7 +12,7 @@ from desktop.config import Settings, web_dist_dir
 from desktop.events.bus import DurableBus
 from desktop.server.agent import build_runner, wire_runner
 from desktop.server.appkeys import BACKGROUND, EVENTS, INFLIGHT, SESSIONS, SETTINGS, STORE, TOKEN
-from desktop.server.auth import make_auth_middleware
+from desktop.server.auth import BrowserSessions, make_auth_middleware, setup_auth_routes
 from desktop.server.errors import error_middleware
 from desktop.server.events import EventBus
 from desktop.server.hosts import HostPolicy, make_host_middleware
@@ -36,13 +36,14 @@ def create_app(settings: Settings, *, token: str, agent: bool = True) -> web.App
     """The service. `agent=False` leaves prompts waiting in the inbox (no runner): the
     session engine's own tests use it."""
     settings.ensure_dirs()
+    sessions = BrowserSessions(settings.browser_sessions_path)
     inflight = InFlight()
     app = web.Application(
         middlewares=[
             make_host_middleware(HostPolicy(settings.allowed_hosts)),
             inflight.middleware,
             error_middleware,
-            make_auth_middleware(token),
+            make_auth_middleware(token, sessions),
         ],
         client_max_size=MAX_BODY_BYTES,
     )
@@ -55,7 +56,7 @@ def create_app(settings: Settings, *, token: str, agent: bool = True) -> web.App
     runner = build_runner(app, bus)
     app[SESSIONS] = SessionService(bus, runner if agent else None)
     wire_runner(app[SESSIONS], runner, app[BACKGROUND])
-    ui = WebUI(web_dist_dir(), token)
+    ui = WebUI(web_dist_dir(), token, sessions)
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         await app[STORE].open()
@@ -82,6 +83,7 @@ def create_app(settings: Settings, *, token: str, agent: bool = True) -> web.App
 
     app.on_shutdown.append(stop_runner)
     app.on_shutdown.append(end_streams)
+    setup_auth_routes(app, sessions)
     setup_core_routes(app)
     setup_event_routes(app)
     setup_session_routes(app)

@@ -19,7 +19,7 @@ from urllib.parse import unquote
 
 from aiohttp import web
 
-from desktop.server.auth import login_redirect
+from desktop.server.auth import BrowserSessions, login_redirect
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 # Scripts only from the build, and every script sink behind Trusted Types: `dompurify` (the
@@ -107,9 +107,10 @@ def accepted_encodings(request: web.Request) -> set[str]:
 
 
 class WebUI:
-    def __init__(self, dist: Path, token: str) -> None:
+    def __init__(self, dist: Path, token: str, sessions: BrowserSessions) -> None:
         self.dist = dist
         self.token = token
+        self.sessions = sessions
         self.files: dict[str, BuiltFile] = {}
 
     async def load(self) -> None:
@@ -121,7 +122,7 @@ class WebUI:
             return _not_found()
         key = raw.lstrip("/")
         if key in ("", "index.html") and "token" in request.query:
-            return login_redirect(request, self.token)
+            return await login_redirect(request, self.token, self.sessions)
         if key.startswith("_assets/"):
             built = self.files.get(key) or await self._load_new_asset(key)
             if built is None:

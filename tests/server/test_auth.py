@@ -33,7 +33,8 @@ async def test_login_sets_httponly_strict_cookie_and_redirects(client: TestClien
     assert response.status == 303
     assert response.headers["Location"] == "/"
     cookie = response.cookies[COOKIE_NAME]
-    assert cookie.value == TOKEN
+    assert cookie.value  # a browser session id, never the token (tests/security)
+    assert cookie.value != TOKEN
     assert cookie["httponly"]
     assert cookie["samesite"] == "Strict"
     # The client's jar now carries the cookie: the API answers without a header.
