@@ -1,8 +1,8 @@
 """Restart-recovery figures. Prints a table; never passes or fails on time.
 
 - start-up: from launching `desk serve --port 0` to its ready line (recovery runs before it)
-  on a database with N suspended root sessions and N pending background markers (shell
-  markers whose jobs are gone: each becomes a "cancelled because the server restarted"
+  on a database with N suspended root sessions and N owed background jobs (shell
+  jobs whose PTY host jobs are gone: each becomes a "cancelled because the server restarted"
   notice), median of R runs, against the same start on an empty database in the same run.
   No provider is configured, so each resumed turn ends at once with a durable error.
 - kill -9 -> first resumed step: a turn streams from the strict fake provider and is held
@@ -32,8 +32,8 @@ PROJECT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(PROJECT))
 
 from desktop.events.bus import apply, draft  # noqa: E402
-from desktop.jobs.markers import Marker, ShellRecovery  # noqa: E402
-from desktop.jobs.markers import write as write_markers  # noqa: E402
+from desktop.jobs.model import Job, ShellRecovery  # noqa: E402
+from desktop.jobs.model import write as write_jobs  # noqa: E402
 from desktop.store import sessions as q  # noqa: E402
 from desktop.store.db import Store  # noqa: E402
 from tests.support.fake_provider import FakeProvider, text_reply  # noqa: E402
@@ -94,10 +94,10 @@ def populate(root: Path, n: int) -> None:
         )
         for i in range(n):
             q.claim(conn, f"ses_b{i}", 1)
-        write_markers(
+        write_jobs(
             conn,
             [
-                Marker(
+                Job.recovered(
                     f"job:ses_b{i}:call_{i}",
                     f"msg_bench{i}",
                     ShellRecovery(f"ses_b{i}", f"call_{i}", f"job:ses_b{i}:call_{i}", "sleep 60"),
@@ -126,7 +126,7 @@ def startup(n: int, runs: int) -> tuple[float, float, int]:
                     conn._open()
                     left = int(
                         conn.connection()
-                        .execute("SELECT COUNT(*) FROM kv WHERE key LIKE 'job.background/%'")
+                        .execute("SELECT COUNT(*) FROM job WHERE owed = 1")
                         .fetchone()[0]
                     )
                     conn.db.close()
@@ -198,10 +198,10 @@ def main() -> None:
     n = args.sessions
     print(f"{'figure':58} {'median':>9} {'baseline':>9} {'ratio':>7}")
     print(
-        f"{'start-up, ' + str(n) + ' suspended + ' + str(n) + ' markers (vs empty db)':58} "
+        f"{'start-up, ' + str(n) + ' suspended + ' + str(n) + ' owed jobs (vs empty db)':58} "
         f"{full * 1000:8.0f}ms {empty * 1000:8.0f}ms {full / empty:6.2f}x"
     )
-    print(f"{'  markers left after start (each noticed once)':58} {left:>9}")
+    print(f"{'  owed jobs left after start (each noticed once)':58} {left:>9}")
     print(
         f"{'kill -9 -> first resumed step (vs kill -> ready line)':58} "
         f"{step * 1000:8.0f}ms {ready * 1000:8.0f}ms {step / ready:6.2f}x"

@@ -11,15 +11,17 @@ it, since only the service knows what still needs it. A sweep removes a job that
 - has exited (a running job is never removed by the sweep), and
 - ended more than `retention` seconds ago, or belongs to a session that no longer exists,
 
-unless a notice for it is still owed (a `job.background/...` marker names its key; the
-marker goes only when the notice is admitted), this process still runs a registry job for
+unless a notice for it is still owed (an owed job row names its key, until the notice is
+admitted), this process still runs a registry job for
 it, or a tool part waits for it (an open `shell` part of that call: a turn is waiting, or
 a restart will adopt the job). A deleted session's jobs go with it, running or not.
 
-The sweep is one `job_list` request, one marker read and one store read per session with
-candidates, on its own task every `min(retention / 2, SWEEP_EVERY_MAX)` seconds: never on
-a request's path. It only talks to a PTY host that is already running: a host that is not
-there has no jobs, and the sweep must not start one (nor keep one from exiting idle).
+The same timer removes the job rows that owe nothing, past the retention or of sessions
+that are gone. The sweep is one `job_list` request, one read of the owed rows and one store
+read per session with candidates, on its own task every `min(retention / 2,
+SWEEP_EVERY_MAX)` seconds: never on a request's path. It only talks to a PTY host that is
+already running: a host that is not there has no jobs, and the sweep must not start one
+(nor keep one from exiting idle).
 """
 
 from __future__ import annotations
@@ -31,8 +33,7 @@ from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from desktop.events.bus import DurableBus
-from desktop.jobs.markers import ShellRecovery
-from desktop.jobs.records import RecordStore
+from desktop.jobs.model import ShellRecovery
 from desktop.jobs.registry import JobRegistry
 from desktop.jobs.tasks import OwnedTasks
 from desktop.ptyhost.protocol import PtyHostError
@@ -42,7 +43,7 @@ from desktop.store.log import now_ms
 from desktop.tools.base import ToolError
 from desktop.tools.shell import JobState
 
-_log = logging.getLogger("desk.session.background.cleanup")
+_log = logging.getLogger("desk.jobs.cleanup")
 
 # What a host that is not running (or went away mid-way) answers through ShellJobs.
 _UNREACHABLE = (ToolError, PtyHostError, OSError)
@@ -72,13 +73,11 @@ class JobCleanup:
         host: CleanupHost | None,
         *,
         retention: float,
-        records: RecordStore | None = None,
         clock: Callable[[], int] = now_ms,
     ) -> None:
         self.store = bus.store
         self.jobs = jobs
         self.host = host
-        self.records = records
         self.retention = retention
         self.every = sweep_interval(retention)
         self._clock = clock
@@ -102,17 +101,15 @@ class JobCleanup:
             except Exception:  # a failed sweep (host gone mid-way, say) waits for the next
                 _log.warning("job cleanup sweep failed", exc_info=True)
             try:
-                await self.expire_records()
+                await self.expire_rows()
             except Exception:
-                _log.warning("job record cleanup failed", exc_info=True)
+                _log.warning("job row cleanup failed", exc_info=True)
             await asyncio.sleep(self.every)
 
-    async def expire_records(self) -> int:
-        """Remove the settled-job records (records.py) past the retention or of sessions that
-        are gone, as the sweep removes their terminals; how many went."""
-        if self.records is None:
-            return 0
-        return await self.records.expire(int(self._clock() - self.retention * 1000))
+    async def expire_rows(self) -> int:
+        """Remove the job rows that owe nothing, past the retention or of sessions that are
+        gone, as the sweep removes their terminals; how many went."""
+        return await self.jobs.store.expire(int(self._clock() - self.retention * 1000))
 
     # ----- the sweep -----------------------------------------------------------------------
 
@@ -146,9 +143,7 @@ class JobCleanup:
                 for sid in sessions
             }
 
-        open_calls: dict[str, set[str] | None] = await self.store.run(
-            lambda: needed(self.store.connection())
-        )
+        open_calls = await self.store.read(needed)
         removed: list[str] = []
         for session_id, calls in by_session.items():
             waiting = open_calls.get(session_id)
@@ -162,8 +157,8 @@ class JobCleanup:
         return removed
 
     async def _owed(self) -> set[str]:
-        """Keys of jobs something still needs: a pending notice's marker, or a registry job
-        of this process that has not settled."""
+        """Keys of jobs something still needs: an owed notice, or a registry job of this
+        process that has not settled."""
         keys = {
             m.recovery.job_key
             for m in await self.jobs.pending_background()

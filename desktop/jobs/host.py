@@ -5,7 +5,7 @@
     state = await jobs.wait_job(state.key)           # "exited", or "gone"
     result = await jobs.job_result(state.key)        # cleaned output + exit code
 
-It implements desktop.tools.shell.ShellJobs and is what restart recovery uses to find a
+It implements desktop.tools.shell.JobRunner and is what restart recovery uses to find a
 call's job again (`find_job`). A job lives in the PTY host, not here: this object holds no
 state but how to reach the host, so any number of service processes in a row (each killed
 with -9, say) see the same job under the same key.

@@ -2,9 +2,9 @@
 
 A notice is a synthetic message, `<shell id="" state="" command="">…</shell>` or
 `<subagent sessionID="" state="" description="">…</subagent>`, whose message id is its
-marker's notification id. Admitting it is one bus request: the `session.synthetic` event,
-its inbox row (steer: the runner absorbs it at the next step) and the removal of the marker
-commit together. A second admission of the same id is refused by the projection (a message
+job's notification id. Admitting it is one bus request: the `session.synthetic` event, its
+inbox row (steer: the runner absorbs it at the next step) and the acknowledgement of its
+job's row commit together. A second admission of the same id is refused by the projection (a message
 id exists once), so a crash anywhere, and any number of recoveries, deliver it once.
 
 Whether admitting wakes the session is the caller's rule (recovery admits without waking
@@ -21,10 +21,12 @@ from typing import Any, Literal
 
 from desktop.events.bus import DurableBus, draft
 from desktop.events.errors import SessionError
-from desktop.jobs import markers
+from desktop.jobs import model
+from desktop.jobs.model import Job
 from desktop.store import log
 from desktop.store import sessions as q
 from desktop.tools.output import OUTPUT_BUDGET, clean_output
+from desktop.tools.shell import JobResult, result_text
 
 SERVER_RESTARTED = "Command cancelled because the server restarted"
 COMMAND_COMPLETED = "Command completed"
@@ -57,26 +59,27 @@ def _body(text: str) -> str:
 
 
 def shell_notice(
-    marker: markers.Marker,
+    job: Job,
     state: State,
     body: str,
     *,
     metadata: Mapping[str, Any] | None = None,
 ) -> Notice:
-    r = marker.recovery
-    assert isinstance(r, markers.ShellRecovery)
+    r = job.recovery
+    assert isinstance(r, model.ShellRecovery)
+    assert job.notification_id is not None
     text = (
-        f'<shell id="{_attr(marker.id)}" state="{state}" command="{_attr(r.command)}">\n'
+        f'<shell id="{_attr(job.id)}" state="{state}" command="{_attr(r.command)}">\n'
         f"{_body(body)}\n</shell>"
     )
     return Notice(
         r.session_id,
-        marker.notification_id,
+        job.notification_id,
         text,
         r.command[:1000],
         {
             "source": "shell",
-            "job_id": marker.id,
+            "job_id": job.id,
             "job_key": r.job_key,
             "call_id": r.call_id,
             "state": state,
@@ -85,25 +88,46 @@ def shell_notice(
     )
 
 
-def stored_shell_notice(marker: markers.Marker) -> Notice:
-    """The notice of a shell marker from what it stored alone (its job is gone): a marker
+def stored_shell_notice(job: Job) -> Notice:
+    """The notice of a shell job from what its row stored alone (its job is gone): a job
     still `running` lost its work to the restart."""
-    if marker.status == "running":
-        return shell_notice(marker, "cancelled", SERVER_RESTARTED, metadata={"restarted": True})
-    if marker.status == "completed":
-        return shell_notice(marker, "completed", marker.output or COMMAND_COMPLETED)
-    if marker.status == "error":
-        return shell_notice(marker, "error", marker.error or COMMAND_FAILED)
-    return shell_notice(marker, "cancelled", COMMAND_CANCELLED)
+    if job.status == "running":
+        return shell_notice(job, "cancelled", SERVER_RESTARTED, metadata={"restarted": True})
+    if job.status == "completed":
+        return shell_notice(job, "completed", job.output or COMMAND_COMPLETED)
+    if job.status == "error":
+        return shell_notice(job, "error", job.error or COMMAND_FAILED)
+    return shell_notice(job, "cancelled", COMMAND_CANCELLED)
 
 
-def subagent_notice(marker: markers.Marker, state: State, body: str | None = None) -> Notice:
-    r = marker.recovery
-    assert isinstance(r, markers.SubagentRecovery)
+def shell_result_notice(job: Job, result: JobResult) -> Notice:
+    """The notice of a shell job from the PTY host's result of it."""
+    state: State = "completed" if result.exit_code == 0 else "error"
+    meta: dict[str, object] = {"exit_code": result.exit_code, "truncated": result.truncated}
+    if result.reason is not None:
+        meta["reason"] = result.reason
+    return shell_notice(job, state, result_text(result, None), metadata=meta)
+
+
+def settled_shell_notice(job: Job, result: JobResult | None) -> Notice:
+    """The notice of a settled shell job: its real result when it completed with one."""
+    if job.status == "completed" and result is not None:
+        return shell_result_notice(job, result)
+    return stored_shell_notice(job)
+
+
+def subagent_state(status: str) -> State:
+    return "completed" if status == "completed" else "error" if status == "error" else "cancelled"
+
+
+def subagent_notice(job: Job, state: State, body: str | None = None) -> Notice:
+    r = job.recovery
+    assert isinstance(r, model.SubagentRecovery)
+    assert job.notification_id is not None
     if body is None:
         body = {
-            "completed": marker.output or SUBAGENT_NO_TEXT,
-            "error": marker.error or SUBAGENT_FAILED,
+            "completed": job.output or SUBAGENT_NO_TEXT,
+            "error": job.error or SUBAGENT_FAILED,
             "cancelled": SUBAGENT_CANCELLED,
         }[state]
     text = (
@@ -112,7 +136,7 @@ def subagent_notice(marker: markers.Marker, state: State, body: str | None = Non
     )
     return Notice(
         r.parent_id,
-        marker.notification_id,
+        job.notification_id,
         text,
         r.description[:1000],
         {"source": "subagent", "child_id": r.child_id, "agent": r.agent, "state": state},
@@ -122,9 +146,9 @@ def subagent_notice(marker: markers.Marker, state: State, body: str | None = Non
 async def admit(
     bus: DurableBus, notice: Notice, *, wake: Callable[[str], None] | None = None
 ) -> Admission:
-    """Admit `notice` and acknowledge its marker in one transaction; `wake` (the runner's)
-    is called after an admission that should start a turn. "duplicate": it was admitted
-    before (the marker is acknowledged now); "gone": its session no longer exists."""
+    """Admit `notice` and acknowledge its job's row in one transaction; `wake` (the
+    runner's) is called after an admission that should start a turn. "duplicate": it was
+    admitted before (the row is acknowledged now); "gone": its session no longer exists."""
     created = log.now_ms()
     data = {
         "message_id": notice.message_id,
@@ -143,7 +167,7 @@ async def admit(
             data={k: data[k] for k in ("text", "description", "metadata")},
             created=created,
         )
-        markers.remove(conn, notice.message_id)
+        model.acknowledge(conn, notice.message_id)
 
     try:
         await bus.publish(
@@ -157,7 +181,7 @@ async def admit(
             outcome = "gone"
         else:
             raise
-        await markers.MarkerStore(bus.store).remove(notice.message_id)
+        await model.JobStore(bus.store).acknowledge(notice.message_id)
         return outcome
     if wake is not None:
         wake(notice.session_id)

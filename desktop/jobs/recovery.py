@@ -1,29 +1,26 @@
-"""Restart recovery of background work, at service start before new work is served.
+"""Restart recovery: what a new service does, before it serves, with the work a previous
+process left behind. Its phases run in this order (`RestartRecovery.recover`):
 
-    report = await BackgroundRecovery(bus, jobs, runner, host=shell_jobs).recover()
+1. `release_child_claims`: claims of child sessions are released, except those of children
+   a `running` owed subagent job will resume.
+2. `end_unowned`: jobs left `running` that owe no notice (a foreground call's wait: its turn
+   adopts the call again or settles it) end `cancelled` in the jobs list.
+3. `recover_shells`: each owed shell job this process does not run is looked up in the PTY
+   host. Still running: adopted (a job of the registry waits for it; its real result is
+   noticed, waking the session). Finished: its real result is admitted. Gone (the host died
+   with it): the stored outcome is admitted, "Command cancelled because the server
+   restarted" for a job left `running`. Neither of the last two wakes an idle session.
+4. `recover_subagents`: a child or parent that is gone (or not that parent's child)
+   acknowledges the job; a stored result is delivered without re-running; a running child is
+   resumed within its budget (counted durably before the resume) and its answer noticed when
+   done, or, over budget, terminalized and its parent told so.
+5. `resume_roots`: suspended root sessions are resumed within the same durable budget (over
+   it: `session.resume.exhausted`, which releases the claim). Each resumed turn first settles
+   what it left open (desktop.agent.settle).
 
-Every rule of the seed's resumeSuspendedSessions, plus adoption of PTY host jobs:
-
-1. Claims of child sessions are released, except those of children a `running` subagent
-   marker will resume.
-2. Each marker whose job this process does not run:
-   - shell: the PTY host is asked for its job. Still running: adopted (a job of the
-     registry waits for it; its real result is noticed, waking the session). Finished: its
-     real result is admitted. Gone (the host died with it): the stored outcome is admitted,
-     "Command cancelled because the server restarted" for a marker left `running`. Neither
-     of the last two wakes an idle session.
-   - subagent: a child or parent that is gone (or not that parent's child) acknowledges the
-     marker; a stored result is delivered without re-running; a running child is resumed
-     within its budget (counted durably before the resume) and its answer noticed when done,
-     or, over budget, terminalized and its parent told so.
-   Notices to a parent whose own claim is about to be resumed do not wake it: the root
-   sweep resumes it (or exhausts its budget) and it reads them at its next step.
-3. Suspended root sessions are resumed within the budget (the same durable count;
-   over budget: `session.resume.exhausted`, which releases the claim): the runner's
-   `recover_claims`, told which child claims to keep.
-
-Recovery is at-least-once for side effects (a resumed child may redo work) and exactly-once
-for notices (notices.py).
+Notices to a parent whose own claim is resumed in phase 5 do not wake it: it reads them at
+its next step. Recovery is at-least-once for side effects (a resumed child may redo work)
+and exactly-once for notices (notices.py).
 """
 
 from __future__ import annotations
@@ -31,23 +28,23 @@ from __future__ import annotations
 import asyncio
 import logging
 import sqlite3
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from desktop.agent.recovery import RESUME_BUDGET, recover_claims
 from desktop.events.bus import DurableBus, draft
 from desktop.jobs import notices
-from desktop.jobs.markers import Marker, ShellRecovery, SubagentRecovery
+from desktop.jobs.model import Job, ShellRecovery, SubagentRecovery
 from desktop.jobs.notices import Notice
-from desktop.jobs.registry import JobInfo, JobRegistry
+from desktop.jobs.registry import JobRegistry
 from desktop.jobs.tasks import OwnedTasks
 from desktop.store import sessions as q
 from desktop.tools.shell import JobResult, JobState, result_text
 
-_log = logging.getLogger("desk.session.background.recovery")
+_log = logging.getLogger("desk.jobs.recovery")
 
-SWEEP_CONCURRENCY = 256  # shell markers recovered at once (bus requests in flight)
+RESUME_BUDGET = 10
+SWEEP_CONCURRENCY = 256  # shell jobs recovered at once (bus requests in flight)
 
 RESUME_EXHAUSTED = {
     "type": "session.resume_exhausted",
@@ -56,8 +53,8 @@ RESUME_EXHAUSTED = {
 }
 
 
-class Runner(Protocol):
-    """What recovery needs of the runner (desktop.agent.runner.SessionRunner)."""
+class Turns(Protocol):
+    """What background work needs of the session runner (desktop.agent.runner)."""
 
     def active(self) -> set[str]: ...
     def wake(self, session_id: str) -> None: ...
@@ -67,7 +64,7 @@ class Runner(Protocol):
 
 
 class ShellHost(Protocol):
-    """What recovery needs of the PTY host's jobs (desktop.jobs.host.ShellJobs)."""
+    """What background work needs of the PTY host's jobs (desktop.jobs.host.ShellJobs)."""
 
     async def get_job(self, key: str) -> JobState: ...
     async def wait_job(self, key: str, *, within: float | None = None) -> JobState: ...
@@ -82,23 +79,30 @@ class Report:
     resumed_children: list[str] = field(default_factory=list)
     resumed: list[str] = field(default_factory=list)  # root sessions handed to the runner
     exhausted: list[str] = field(default_factory=list)  # children over their budget
-    acknowledged: list[str] = field(default_factory=list)  # markers of sessions gone
+    acknowledged: list[str] = field(default_factory=list)  # notices of sessions gone
 
 
-def shell_result_notice(marker: Marker, result: JobResult) -> Notice:
-    state: notices.State = "completed" if result.exit_code == 0 else "error"
-    meta: dict[str, object] = {"exit_code": result.exit_code, "truncated": result.truncated}
-    if result.reason is not None:
-        meta["reason"] = result.reason
-    return notices.shell_notice(marker, state, result_text(result, None), metadata=meta)
+def shell_waiter(
+    host: ShellHost, key: str, results: dict[str, JobResult]
+) -> Callable[[], Awaitable[str]]:
+    """A registry run that waits for the PTY host job `key`; its result lands in `results`."""
+
+    async def wait() -> str:
+        final = await host.wait_job(key)
+        if final.status == "gone":
+            raise RuntimeError(notices.SERVER_RESTARTED)
+        results["result"] = result = await host.job_result(key)
+        return result_text(result, None)
+
+    return wait
 
 
-class BackgroundRecovery:
+class RestartRecovery:
     def __init__(
         self,
         bus: DurableBus,
         jobs: JobRegistry,
-        runner: Runner,
+        turns: Turns,
         *,
         host: ShellHost | None = None,
         budget: int = RESUME_BUDGET,
@@ -106,96 +110,83 @@ class BackgroundRecovery:
         self.bus = bus
         self.store = bus.store
         self.jobs = jobs
-        self.runner = runner
+        self.turns = turns
         self.host = host
         self.budget = budget
         # Parents whose own resume is still to come: notices to them must not wake them.
         self._suspended: set[str] = set()
         self._tasks = OwnedTasks(_log, "background recovery task failed")
 
-    async def _read(self, fn: Callable[[sqlite3.Connection], object]) -> object:
-        return await self.store.run(lambda: fn(self.store.connection()))
-
-    def _spawn(self, work: Awaitable[None]) -> None:
-        self._tasks.spawn(work)
-
     async def close(self) -> None:
         await self._tasks.close()
 
     async def _admit(self, notice: Notice, report: Report | None, *, wake: bool) -> None:
-        woken = self.runner.wake if wake and notice.session_id not in self._suspended else None
+        woken = self.turns.wake if wake and notice.session_id not in self._suspended else None
         outcome = await notices.admit(self.bus, notice, wake=woken)
         if report is not None:
             (report.admitted if outcome == "admitted" else report.acknowledged).append(
                 notice.message_id
             )
 
-    # ----- the sweep -----------------------------------------------------------------------
-
     async def recover(self) -> Report:
+        """The phases, in order."""
         report = Report()
-        active = self.runner.active()
         pending = await self.jobs.pending_background()
+        keep = await self.release_child_claims(pending)
+        owed = [j for j in pending if not self._runs_here(j)]
+        await self.end_unowned()
+        await self.recover_shells(owed, report)
+        await self.recover_subagents(owed, report)
+        # Background completions may have woken parents: look at local turns only now.
+        report.resumed = await self.resume_roots(keep)
+        self._suspended.clear()
+        return report
+
+    def _runs_here(self, job: Job) -> bool:
+        local = self.jobs.get(job.id)
+        return local is not None and local.status == "running"  # its own notifier delivers
+
+    # ----- 1. child claims ---------------------------------------------------------------
+
+    async def release_child_claims(self, owed: Sequence[Job]) -> list[str]:
+        """Release child claims but those of running background children; those kept."""
         keep = [
-            m.recovery.child_id
-            for m in pending
-            if m.status == "running" and isinstance(m.recovery, SubagentRecovery)
+            j.recovery.child_id
+            for j in owed
+            if j.status == "running" and isinstance(j.recovery, SubagentRecovery)
         ]
 
         def claims(conn: sqlite3.Connection) -> list[str]:
             q.release_child_claims(conn, keep)
             return q.list_suspended(conn)
 
-        suspended = await self._read(claims)
-        assert isinstance(suspended, list)
-        self._suspended = {s for s in suspended if s not in active}
-        mine = [m for m in pending if not self._runs_here(m)]
-        shells = [m for m in mine if isinstance(m.recovery, ShellRecovery)]
+        active = self.turns.active()
+        self._suspended = {s for s in await self.store.read(claims) if s not in active}
+        return keep
+
+    # ----- 2. jobs nobody runs --------------------------------------------------------------
+
+    async def end_unowned(self) -> None:
+        left = [j for j in await self.jobs.store.unfinished() if self.jobs.get(j.id) is None]
+        await self.jobs.store.put([j.settled("cancelled", None, None) for j in left])
+
+    # ----- 3. shell ------------------------------------------------------------------------
+
+    async def recover_shells(self, owed: Sequence[Job], report: Report) -> None:
+        shells = [j for j in owed if isinstance(j.recovery, ShellRecovery)]
+        if not shells:
+            return
         # One question to the host for all jobs, and the notices admitted concurrently: the
-        # bus commits concurrent requests in shared transactions (a thousand markers cost a
+        # bus commits concurrent requests in shared transactions (a thousand jobs cost a
         # handful of commits, not a thousand).
-        states = await self._host_jobs() if shells else {}
+        states = await self._host_jobs()
         gate = asyncio.Semaphore(SWEEP_CONCURRENCY)
 
-        async def shell(marker: Marker) -> None:
-            assert isinstance(marker.recovery, ShellRecovery)
+        async def shell(job: Job) -> None:
             async with gate:
-                await self._shell(marker, marker.recovery, states, report)
+                await self._shell(job, states, report)
 
-        await asyncio.gather(*(shell(m) for m in shells))
-        for marker in mine:
-            if isinstance(marker.recovery, SubagentRecovery):
-                await self._subagent(marker, marker.recovery, report)
-        # Background completions may have woken parents: look at local turns only now.
-        await self._resume_roots(report, keep)
-        self._suspended.clear()
-        return report
-
-    async def _count_resume(self, session_id: str) -> bool:
-        """Count one more resume durably, before it runs; False (and the session
-        terminalized, its claim released) over the budget, or when it is gone."""
-        attempts = await self._read(lambda c: q.count_resume(c, session_id))
-        if attempts is None:
-            return False
-        assert isinstance(attempts, int)
-        if attempts > self.budget:
-            await self.bus.publish(
-                draft(session_id, "session.resume.exhausted", {"error": RESUME_EXHAUSTED})
-            )
-            return False
-        return True
-
-    async def _resume_roots(self, report: Report, keep: list[str]) -> None:
-        # The root sweep is the runner's recovery (one owner of the root budget rule).
-        report.resumed = await recover_claims(
-            self.bus, self.runner, budget=self.budget, keep_children=keep
-        )
-
-    # ----- shell -------------------------------------------------------------------------
-
-    def _runs_here(self, marker: Marker) -> bool:
-        local = self.jobs.get(marker.id)
-        return local is not None and local.status == "running"  # its own notifier delivers
+        await asyncio.gather(*(shell(j) for j in shells))
 
     async def _host_jobs(self) -> dict[str, JobState]:
         if self.host is None:
@@ -206,58 +197,51 @@ class BackgroundRecovery:
             _log.warning("PTY host unreachable while recovering jobs", exc_info=True)
             return {}
 
-    async def _shell(
-        self, marker: Marker, r: ShellRecovery, states: dict[str, JobState], report: Report
-    ) -> None:
-        state = states.get(r.job_key) if marker.status == "running" else None
+    async def _shell(self, job: Job, states: dict[str, JobState], report: Report) -> None:
+        r = job.recovery
+        assert isinstance(r, ShellRecovery)
+        state = states.get(r.job_key) if job.status == "running" else None
         if state is not None and state.status == "running" and self.host is not None:
-            await self._adopt(marker, r, self.host)
-            report.adopted.append(marker.id)
+            await self._adopt(job, r, self.host)
+            report.adopted.append(job.id)
             return
         if state is not None and state.status == "exited" and self.host is not None:
             result = await self.host.job_result(r.job_key)
             if result.status == "exited":
-                await self._admit(shell_result_notice(marker, result), report, wake=False)
+                await self._admit(notices.shell_result_notice(job, result), report, wake=False)
                 return
-        await self._admit(notices.stored_shell_notice(marker), report, wake=False)
+        await self._admit(notices.stored_shell_notice(job), report, wake=False)
 
-    async def _adopt(self, marker: Marker, r: ShellRecovery, host: ShellHost) -> None:
+    async def _adopt(self, job: Job, r: ShellRecovery, host: ShellHost) -> None:
         results: dict[str, JobResult] = {}
-
-        async def wait() -> str:
-            final = await host.wait_job(r.job_key)
-            if final.status == "gone":
-                raise RuntimeError(notices.SERVER_RESTARTED)
-            result = await host.job_result(r.job_key)
-            results["result"] = result
-            return result_text(result, None)
-
         await self.jobs.start(
-            job_id=marker.id,
+            job_id=job.id,
             kind="shell",
-            run=wait,
+            run=shell_waiter(host, r.job_key, results),
             title=r.command,
-            metadata={"session_id": r.session_id, "call_id": r.call_id, "job_key": r.job_key},
+            metadata={**job.metadata, "session_id": r.session_id},
             recovery=r,
-            notification_id=marker.notification_id,
+            notification_id=job.notification_id,
         )
-        await self.jobs.background(marker.id)
+        await self.jobs.background(job.id)
 
         async def notify() -> None:
-            info = await self.jobs.wait(marker.id)
+            info = await self.jobs.wait(job.id)
             if info is None or info.status == "running":
-                return  # shutting down: the marker stays for the next start
-            if info.status == "completed" and "result" in results:
-                notice = shell_result_notice(marker, results["result"])
-            else:
-                notice = notices.stored_shell_notice(_as_marker(marker, info))
+                return  # shutting down: the row stays owed for the next start
+            notice = notices.settled_shell_notice(info, results.get("result"))
             await self._admit(notice, None, wake=True)
 
-        self._spawn(notify())
+        self._tasks.spawn(notify())
 
-    # ----- subagent --------------------------------------------------------------------------
+    # ----- 4. subagents ----------------------------------------------------------------------
 
-    async def _subagent(self, marker: Marker, r: SubagentRecovery, report: Report) -> None:
+    async def recover_subagents(self, owed: Sequence[Job], report: Report) -> None:
+        for job in owed:
+            if isinstance(job.recovery, SubagentRecovery):
+                await self._subagent(job, job.recovery, report)
+
+    async def _subagent(self, job: Job, r: SubagentRecovery, report: Report) -> None:
         def family(conn: sqlite3.Connection) -> bool:
             child = q.get_session(conn, r.child_id)
             return (
@@ -266,19 +250,20 @@ class BackgroundRecovery:
                 and q.get_session(conn, r.parent_id) is not None
             )
 
-        if not await self._read(family):
-            await self.jobs.complete_background(marker.notification_id)
-            report.acknowledged.append(marker.notification_id)
+        assert job.notification_id is not None
+        if not await self.store.read(family):
+            await self.jobs.complete_background(job.notification_id)
+            report.acknowledged.append(job.notification_id)
             return
-        if marker.status != "running":
-            notice = notices.subagent_notice(marker, _state(marker.status))
+        if job.status != "running":
+            notice = notices.subagent_notice(job, notices.subagent_state(job.status))
             await self._admit(notice, report, wake=True)
             return
-        if r.child_id in self.runner.active():
+        if r.child_id in self.turns.active():
             return
         if not await self._count_resume(r.child_id):
             report.exhausted.append(r.child_id)
-            notice = notices.subagent_notice(marker, "error", RESUME_EXHAUSTED["message"])
+            notice = notices.subagent_notice(job, "error", RESUME_EXHAUSTED["message"])
             await self._admit(notice, report, wake=True)
             return
         await self.jobs.start(
@@ -288,7 +273,7 @@ class BackgroundRecovery:
             title=r.description,
             metadata={"session_id": r.parent_id, "child_id": r.child_id},
             recovery=r,
-            notification_id=marker.notification_id,
+            notification_id=job.notification_id,
         )
         await self.jobs.background(r.child_id)
         report.resumed_children.append(r.child_id)
@@ -297,34 +282,67 @@ class BackgroundRecovery:
             info = await self.jobs.wait(r.child_id)
             if info is None or info.status == "running":
                 return
-            settled = _as_marker(marker, info)
-            await self._admit(
-                notices.subagent_notice(settled, _state(info.status)), None, wake=True
-            )
+            state = notices.subagent_state(info.status)
+            await self._admit(notices.subagent_notice(info, state), None, wake=True)
 
-        self._spawn(notify())
+        self._tasks.spawn(notify())
+
+    async def _count_resume(self, session_id: str) -> bool:
+        """Count one more resume durably, before it runs; False (and the session
+        terminalized, its claim released) over the budget, or when it is gone."""
+        attempts = await self.store.read(lambda c: q.count_resume(c, session_id))
+        if attempts is None:
+            return False
+        if attempts > self.budget:
+            await self.bus.publish(
+                draft(session_id, "session.resume.exhausted", {"error": RESUME_EXHAUSTED})
+            )
+            return False
+        return True
 
     async def run_child(self, child_id: str) -> str:
         """Run (or join) the child's turn; its last answer."""
-        self.runner.resume(child_id)
+        self.turns.resume(child_id)
         return await self.child_answer(child_id)
 
     async def child_answer(self, child_id: str) -> str:
         """The child's last answer once its turn (already running, or none) is over."""
-        await self.runner.wait_idle(child_id)
-        text = await self._read(lambda c: _last_answer(c, child_id))
-        assert isinstance(text, str)
+        await self.turns.wait_idle(child_id)
+        text = await self.store.read(lambda c: _last_answer(c, child_id))
         return text or notices.SUBAGENT_NO_TEXT
 
+    # ----- 5. root sessions -------------------------------------------------------------------
 
-def _as_marker(marker: Marker, info: JobInfo) -> Marker:
-    return Marker(
-        marker.id, marker.notification_id, marker.recovery, info.status, info.output, info.error
-    )
+    async def resume_roots(self, keep_children: Sequence[str] = ()) -> list[str]:
+        """Root claims, each counted durably before its resume; child claims are released
+        except `keep_children`. Sessions already running here are not resumed again."""
+        active = self.turns.active()
 
+        def claimed(conn: sqlite3.Connection) -> list[tuple[str, int | None]]:
+            q.release_child_claims(conn, list(keep_children))
+            return [
+                (sid, q.count_resume(conn, sid))
+                for sid in q.list_suspended(conn)
+                if sid not in active
+            ]
 
-def _state(status: str) -> notices.State:
-    return "completed" if status == "completed" else "error" if status == "error" else "cancelled"
+        resumed: list[str] = []
+        for session_id, attempts in await self.store.read(claimed):
+            if attempts is None:
+                continue
+            if attempts > self.budget:
+                _log.warning("session %s was resumed %d times; giving up", session_id, attempts - 1)
+                error = {
+                    "type": "session.resume_exhausted",
+                    "message": f"The turn was resumed after {self.budget} restarts and is stopped.",
+                }
+                await self.bus.publish(
+                    draft(session_id, "session.resume.exhausted", {"error": error})
+                )
+                continue
+            self.turns.resume(session_id)
+            resumed.append(session_id)
+        return resumed
 
 
 def _last_answer(conn: sqlite3.Connection, session_id: str) -> str:

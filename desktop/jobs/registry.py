@@ -5,16 +5,15 @@
     await jobs.background(job.id)                      # or: background_all(session_id)
     info = await jobs.wait(job.id)                     # settled (or closed: still "running")
 
-A job is process-local (an asyncio task this registry owns), but recoverable work
-(`recovery` given) that is backgrounded owns a durable marker (see markers.py) until its
-notice is admitted. Every change of a job and of its marker happens under one lock, and the
-marker is written before anyone is told (a blocked turn released, a waiter woken), so what a
-waiter sees is already durable.
+A job's run is process-local (an asyncio task this registry owns); its row (model.py) is
+written at every change, under one lock and before anyone is told (a blocked turn
+released, a waiter woken, the page), so what anyone sees is already durable. Recoverable
+work (`recovery` given) that is backgrounded owes its notice until it is admitted.
 
 Settlement: the run's return value is the output ("completed"); an exception is "error"
 (its text kept); a run that ends cancelled (the service stopping, its session interrupted)
-is "cancelled" in memory only: its marker keeps "running", so a successor recovers the work
-instead of reporting it cancelled. An explicit `cancel` is a decision and is recorded.
+of owed work is "cancelled" in memory only: its row keeps "running", so a successor recovers
+the work instead of reporting it cancelled. An explicit `cancel` is a decision and is recorded.
 Closing the registry cancels the runs without settling them (no promise of settlement after
 shutdown): waiters get the last snapshot, still "running".
 """
@@ -31,31 +30,15 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from desktop.events.ids import derived_id, new_id
-from desktop.jobs.markers import Marker, MarkerStore, Recovery, Status
+from desktop.jobs.model import Job, JobStore, Recovery, Status
 from desktop.store.log import now_ms
 
-_log = logging.getLogger("desk.session.jobs")
+_log = logging.getLogger("desk.jobs.registry")
 
 Run = Callable[[], Awaitable[str]]
 # Told of every change of a job (started, backgrounded, settled, cancelled), after it is
 # durable; it must not block (the service broadcasts an ephemeral event for the UI).
-Changed = Callable[["JobInfo"], None]
-
-
-@dataclass(frozen=True, slots=True)
-class JobInfo:
-    id: str
-    type: str
-    status: Status
-    started_at: int
-    title: str | None = None
-    completed_at: int | None = None
-    output: str | None = None
-    error: str | None = None
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-    notification_id: str | None = None
-    background: bool = False
-    recovery: Recovery | None = None
+Changed = Callable[[Job], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,15 +46,15 @@ class Blocked:
     """How a `block` ended: the job settled, or it was moved to the background."""
 
     kind: Literal["settled", "backgrounded"]
-    info: JobInfo
+    info: Job
 
 
 @dataclass(eq=False)
 class _Job:
-    info: JobInfo
+    info: Job
     token: object
-    done: asyncio.Future[JobInfo]
-    backgrounded: asyncio.Future[JobInfo]
+    done: asyncio.Future[Job]
+    backgrounded: asyncio.Future[Job]
     blocking: Counter[str] = field(default_factory=Counter)
     task: asyncio.Task[None] | None = None
 
@@ -80,23 +63,15 @@ def _error_text(exc: BaseException) -> str:
     return str(exc) or type(exc).__name__
 
 
-def _marker(info: JobInfo) -> Marker | None:
-    if info.recovery is None or info.notification_id is None:
-        return None
-    return Marker(
-        info.id, info.notification_id, info.recovery, info.status, info.output, info.error
-    )
-
-
 class JobRegistry:
-    def __init__(self, markers: MarkerStore, on_change: Changed | None = None) -> None:
-        self.markers = markers
+    def __init__(self, store: JobStore, on_change: Changed | None = None) -> None:
+        self.store = store
         self.on_change = on_change
         self._jobs: dict[str, _Job] = {}
         self._lock = asyncio.Lock()
         self._closed = False
 
-    def _changed(self, info: JobInfo) -> None:
+    def _changed(self, info: Job) -> None:
         if self.on_change is None:
             return
         try:
@@ -106,11 +81,11 @@ class JobRegistry:
 
     # ----- reading ------------------------------------------------------------------------
 
-    def get(self, job_id: str) -> JobInfo | None:
+    def get(self, job_id: str) -> Job | None:
         job = self._jobs.get(job_id)
         return None if job is None else job.info
 
-    def jobs(self, session_id: str | None = None) -> list[JobInfo]:
+    def jobs(self, session_id: str | None = None) -> list[Job]:
         """Jobs known to this process, oldest first; with `session_id`, those whose
         metadata names it (every job the session layer starts does)."""
         infos = [j.info for j in self._jobs.values()]
@@ -118,13 +93,14 @@ class JobRegistry:
             infos = [i for i in infos if i.metadata.get("session_id") == session_id]
         return sorted(infos, key=lambda i: (i.started_at, i.id))
 
-    async def pending_background(self) -> list[Marker]:
-        return await self.markers.pending()
+    async def pending_background(self) -> list[Job]:
+        """Every job whose notice is owed (of this process and of earlier ones)."""
+        return await self.store.owed()
 
     async def complete_background(self, notification_id: str) -> None:
-        """Acknowledge a marker whose notice was admitted elsewhere (or whose session is
-        gone). The normal path removes it inside the admitting transaction instead."""
-        await self.markers.remove(notification_id)
+        """Acknowledge a notice admitted elsewhere (or whose session is gone). The normal
+        path acknowledges it inside the admitting transaction instead."""
+        await self.store.acknowledge(notification_id)
 
     # ----- starting and settling ------------------------------------------------------------
 
@@ -138,7 +114,7 @@ class JobRegistry:
         metadata: Mapping[str, Any] | None = None,
         recovery: Recovery | None = None,
         notification_id: str | None = None,
-    ) -> JobInfo:
+    ) -> Job:
         """Start `run()` as job `job_id` (a new id by default). A job of that id still
         running is returned as it is: the same work never runs twice in one process."""
         if self._closed:
@@ -149,7 +125,7 @@ class JobRegistry:
             if existing is not None and existing.info.status == "running":
                 return existing.info
             loop = asyncio.get_running_loop()
-            info = JobInfo(
+            info = Job(
                 key,
                 kind,
                 "running",
@@ -159,6 +135,7 @@ class JobRegistry:
                 notification_id=notification_id,
                 recovery=recovery,
             )
+            await self.store.put([info])
             job = _Job(info, object(), loop.create_future(), loop.create_future())
             self._jobs[key] = job
             job.task = asyncio.create_task(self._drive(key, job.token, run), name=key)
@@ -180,19 +157,16 @@ class JobRegistry:
         self, job_id: str, token: object, status: Status, output: str | None, error: str | None
     ) -> None:
         if self._closed:
-            return  # shutdown: no settlement is promised, the markers stay as they are
+            return  # shutdown: no settlement is promised, the rows stay as they are
         async with self._lock:
             job = self._jobs.get(job_id)
             if job is None or job.token is not token or job.info.status != "running":
                 return
-            settled = dataclasses.replace(
-                job.info, status=status, completed_at=now_ms(), output=output, error=error
-            )
-            marker = _marker(settled)
-            # An interruption is not an outcome: the marker keeps "running" for recovery.
-            if marker is not None and status != "cancelled":
+            settled = job.info.settled(status, output, error)
+            # An interruption of owed work is not an outcome: its row keeps "running".
+            if status != "cancelled" or not settled.owed:
                 try:
-                    await self.markers.put([marker])
+                    await self.store.put([settled])
                 except Exception:
                     _log.exception("could not record the result of job %s", job_id)
             job.info = settled
@@ -202,7 +176,7 @@ class JobRegistry:
 
     # ----- observing ------------------------------------------------------------------------
 
-    async def wait(self, job_id: str, within: float | None = None) -> JobInfo | None:
+    async def wait(self, job_id: str, within: float | None = None) -> Job | None:
         """The job once settled (None: unknown). With `within`, at most that many seconds, then as
         it is. Cancelling the caller cancels only the wait."""
         job = self._jobs.get(job_id)
@@ -238,7 +212,7 @@ class JobRegistry:
 
     # ----- handing over -----------------------------------------------------------------
 
-    def _mark(self, job: _Job) -> JobInfo:
+    def _mark(self, job: _Job) -> Job:
         info = job.info
         notification_id = info.notification_id
         if info.recovery is not None and notification_id is None:
@@ -248,9 +222,9 @@ class JobRegistry:
             notification_id = derived_id("msg", f"notice:{info.id}")
         return dataclasses.replace(info, background=True, notification_id=notification_id)
 
-    async def background(self, job_id: str) -> JobInfo | None:
+    async def background(self, job_id: str) -> Job | None:
         """Move a job to the background: its blocked turns are released and, for
-        recoverable work, the marker is written first. Recoverable work that already
+        recoverable work, its owed row is written first. Recoverable work that already
         settled is backgrounded too (its notice is still owed). None: nothing to move."""
         async with self._lock:
             job = self._jobs.get(job_id)
@@ -259,18 +233,16 @@ class JobRegistry:
             if job.info.background:
                 return job.info
             moved = self._mark(job)
-            marker = _marker(moved)
-            if marker is not None:
-                await self.markers.put([marker])
+            await self.store.put([moved])
             job.info = moved
             job.blocking.clear()
         _resolve(job.backgrounded, moved)
         self._changed(moved)
         return moved
 
-    async def background_all(self, session_id: str, kind: str | None = None) -> list[JobInfo]:
+    async def background_all(self, session_id: str, kind: str | None = None) -> list[Job]:
         """Background every running job `session_id`'s turn is blocked on (of `kind`, when
-        given); their markers are written in one transaction before anyone is released."""
+        given); their rows are written in one transaction before anyone is released."""
         async with self._lock:
             chosen = [
                 job
@@ -281,7 +253,7 @@ class JobRegistry:
                 and job.blocking[session_id] > 0
             ]
             moved = [self._mark(job) for job in chosen]
-            await self.markers.put([m for m in map(_marker, moved) if m is not None])
+            await self.store.put(moved)
             for job, info in zip(chosen, moved, strict=True):
                 job.info = info
                 job.blocking.clear()
@@ -290,8 +262,8 @@ class JobRegistry:
             self._changed(info)
         return moved
 
-    async def cancel(self, job_id: str) -> JobInfo | None:
-        """Cancel a running job on purpose: "cancelled" is recorded (in its marker too) and
+    async def cancel(self, job_id: str) -> Job | None:
+        """Cancel a running job on purpose: "cancelled" is recorded (in its row) and
         its run is cancelled. A settled job is returned as it is; None: unknown."""
         async with self._lock:
             job = self._jobs.get(job_id)
@@ -300,9 +272,7 @@ class JobRegistry:
             if job.info.status != "running":
                 return job.info
             cancelled = dataclasses.replace(job.info, status="cancelled", completed_at=now_ms())
-            marker = _marker(cancelled)
-            if marker is not None:
-                await self.markers.put([marker])
+            await self.store.put([cancelled])
             job.info = cancelled
             job.blocking.clear()
         _resolve(job.done, cancelled)
@@ -325,6 +295,6 @@ class JobRegistry:
             _resolve(job.done, job.info)
 
 
-def _resolve(future: asyncio.Future[JobInfo], info: JobInfo) -> None:
+def _resolve(future: asyncio.Future[Job], info: Job) -> None:
     if not future.done():
         future.set_result(info)

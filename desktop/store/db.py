@@ -90,6 +90,19 @@ class Store:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, fn)
 
+    async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """`fn(connection)` on the store's thread."""
+        return await self.run(lambda: fn(self.connection()))
+
+    async def write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """`fn(connection)` on the store's thread, in one transaction of its own."""
+
+        def run() -> T:
+            with self._db.atomic():
+                return fn(self.connection())
+
+        return await self.run(run)
+
     # Preferences -----------------------------------------------------------------
 
     async def get_preference(self, key: str) -> object:

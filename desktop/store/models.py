@@ -2,8 +2,8 @@
 
 The `event` table is the source of truth for sessions; `session`, `message` and the claim
 columns are its projection (plus the claim, which the runner sets), `inbox` holds input
-not yet taken by the runner, and `kv` holds small durable markers such as
-`job.background/<notification id>` and settled jobs' records `job.record/<session>/<job>`.
+not yet taken by the runner, `kv` holds small durable state (permission answers), and
+`job` one row per background job (desktop/jobs/model.py).
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ class InboxRow(BaseModel):
 
 
 class KvRow(BaseModel):
-    """Small durable markers (for example `job.background/<notification id>`)."""
+    """Small durable state by key (for example a session's permission mode)."""
 
     key = peewee.CharField(primary_key=True, max_length=300)
     value = peewee.JSONField()
@@ -111,3 +111,21 @@ class KvRow(BaseModel):
 
     class Meta:
         table_name = "kv"
+
+
+class JobRow(BaseModel):
+    """One background job of a session (desktop/jobs/model.py): its API shape (`data`), what
+    restart recovery needs (`recovery`), its output, and whether its notice is `owed`."""
+
+    id = peewee.CharField(primary_key=True, max_length=300)
+    session_id = peewee.CharField(max_length=64, index=True)
+    owed = peewee.BooleanField(default=False, index=True)
+    notification_id = peewee.CharField(max_length=64, null=True, index=True)
+    completed = peewee.BigIntegerField(null=True)
+    data = peewee.JSONField()
+    recovery = peewee.JSONField(null=True)
+    output = peewee.TextField(null=True)
+    updated = peewee.BigIntegerField()
+
+    class Meta:
+        table_name = "job"

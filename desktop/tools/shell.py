@@ -1,7 +1,7 @@
 """`shell`: the agent's commands, run as jobs in the PTY host rather than as our children.
 
-The tool never spawns a process. It asks a job runner (the `ShellJobs` port, given by the
-session; desktop.jobs.host implements it over the PTY host) for the job keyed by
+The tool never spawns a process. It asks a job runner (the `JobRunner` port, given by the
+engine; desktop.jobs.host implements it over the PTY host) for the job keyed by
 its session and tool call, which outlives this service. Starting is idempotent per key, so
 running the same call again (a successor service resuming a turn) adopts the job and
 returns its real result instead of running the command twice.
@@ -63,7 +63,7 @@ class JobRefused(ToolError):
     """The job runner refused the request (a bad argument it checked); readable as is."""
 
 
-class ShellJobs(Protocol):
+class JobRunner(Protocol):
     """What the shell tool needs of the job runner (desktop.jobs.host)."""
 
     async def start_job(
@@ -158,7 +158,7 @@ OnForeground = Callable[[ShellContext, JobState, str], Awaitable[bool]]
 
 
 async def run_shell(
-    jobs: ShellJobs,
+    jobs: JobRunner,
     ctx: ShellContext,
     args: ShellArgs,
     on_background: OnBackground | None = None,
@@ -241,7 +241,7 @@ class ShellTool(Tool):
 
     def __init__(
         self,
-        jobs: ShellJobs,
+        jobs: JobRunner,
         on_background: OnBackground | None = None,
         on_foreground: OnForeground | None = None,
     ) -> None:

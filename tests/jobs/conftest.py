@@ -12,7 +12,6 @@ import pytest
 
 from desktop.events.bus import DurableBus, draft
 from desktop.events.fanout import Fanout
-from desktop.jobs.markers import PREFIX
 from desktop.store.db import Store
 
 
@@ -42,17 +41,17 @@ class Stores:
         for _, bus in list(self._open):
             await self.close(bus)
 
-    def markers_on_disk(self) -> dict[str, dict[str, object]]:
-        """The committed markers, read through a connection of its own (what a crash
-        would leave), keyed by notification id."""
+    def owed_on_disk(self) -> dict[str, dict[str, object]]:
+        """The committed job rows whose notice is owed, read through a connection of its own
+        (what a crash would leave), keyed by notification id."""
         conn = sqlite3.connect(self.path)
         try:
             rows = conn.execute(
-                "SELECT key, value FROM kv WHERE key LIKE ?", (PREFIX + "%",)
+                "SELECT notification_id, data, output FROM job WHERE owed = 1"
             ).fetchall()
         finally:
             conn.close()
-        return {k.removeprefix(PREFIX): json.loads(v) for k, v in rows}
+        return {nid: {**json.loads(data), "output": output} for nid, data, output in rows}
 
 
 @pytest.fixture

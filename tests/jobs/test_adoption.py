@@ -14,9 +14,9 @@ import pytest
 
 from desktop.config import Settings
 from desktop.jobs.host import ShellJobs
-from desktop.jobs.markers import MarkerStore, ShellRecovery
+from desktop.jobs.model import JobStore, ShellRecovery
 from desktop.jobs.notices import SERVER_RESTARTED
-from desktop.jobs.recovery import BackgroundRecovery
+from desktop.jobs.recovery import RestartRecovery
 from desktop.jobs.registry import JobRegistry
 from desktop.jobs.service import BackgroundWork
 from desktop.ptyhost.client import PtyHostClient
@@ -41,7 +41,7 @@ async def backgrounded(stores: Stores, shell_jobs: ShellJobs, command: str, cwd:
     registry and store close; the PTY host and the job stay)."""
     bus = await stores.open()
     await create_session(bus, SID)
-    jobs = JobRegistry(MarkerStore(bus.store))
+    jobs = JobRegistry(JobStore(bus.store))
     state = await shell_jobs.start_job(SID, "call_a", command, str(cwd))
 
     async def wait() -> str:
@@ -75,9 +75,9 @@ async def test_a_background_command_outliving_the_service_is_adopted_and_noticed
     key = await backgrounded(stores, shell_jobs, command, tmp_path)
 
     bus = await stores.open()
-    jobs = JobRegistry(MarkerStore(bus.store))
+    jobs = JobRegistry(JobStore(bus.store))
     runner = FakeRunner(bus)
-    recovery = BackgroundRecovery(bus, jobs, runner, host=shell_jobs)
+    recovery = RestartRecovery(bus, jobs, runner, host=shell_jobs)
     report = await recovery.recover()
     assert report.adopted == [key]
     assert report.admitted == []
@@ -107,9 +107,9 @@ async def test_a_command_that_finished_while_the_service_was_down_gives_its_real
     assert (await shell_jobs.wait_job(key)).status == "exited"
 
     bus = await stores.open()
-    jobs = JobRegistry(MarkerStore(bus.store))
+    jobs = JobRegistry(JobStore(bus.store))
     runner = FakeRunner(bus)
-    report = await BackgroundRecovery(bus, jobs, runner, host=shell_jobs).recover()
+    report = await RestartRecovery(bus, jobs, runner, host=shell_jobs).recover()
     assert len(report.admitted) == 1
     (notice,) = await inbox(bus, SID)
     assert "real-5" in str(notice["text"])
@@ -126,9 +126,9 @@ async def test_a_command_killed_with_the_pty_host_is_reported_cancelled_once(
     os.kill(host.pid, signal.SIGKILL)
 
     bus = await stores.open()
-    jobs = JobRegistry(MarkerStore(bus.store))
+    jobs = JobRegistry(JobStore(bus.store))
     runner = FakeRunner(bus)
-    recovery = BackgroundRecovery(bus, jobs, runner, host=shell_jobs)
+    recovery = RestartRecovery(bus, jobs, runner, host=shell_jobs)
     report = await recovery.recover()
     assert len(report.admitted) == 1
     assert report.adopted == []

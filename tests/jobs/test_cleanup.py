@@ -4,6 +4,7 @@ processes for the timer, session deletion and the start-up check of the retentio
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import subprocess
 import sys
@@ -18,13 +19,11 @@ from desktop.config import Settings, load_settings
 from desktop.events.bus import DurableBus, draft
 from desktop.jobs.cleanup import JobCleanup
 from desktop.jobs.host import ShellJobs
-from desktop.jobs.markers import Marker, MarkerStore, ShellRecovery
-from desktop.jobs.records import RecordStore
+from desktop.jobs.model import Job, JobStore, ShellRecovery
 from desktop.jobs.registry import JobRegistry
 from desktop.ptyhost.client import PtyHostClient
 from desktop.ptyhost.launcher import ensure_host
 from desktop.ptyhost.protocol import PtyHostError
-from desktop.store import sessions as q
 from desktop.store.log import now_ms
 from desktop.tools.shell import JobState
 from tests.jobs.conftest import Stores, create_session
@@ -87,13 +86,13 @@ async def test_the_sweep_removes_an_old_finished_job_and_keeps_running_owed_and_
 ) -> None:
     bus = await stores.open()
     await create_session(bus, SID)
-    registry = JobRegistry(MarkerStore(bus.store))
+    registry = JobRegistry(JobStore(bus.store))
     old = await finished(shell_jobs, "call_old", "echo old", tmp_path)
     owed = await finished(shell_jobs, "call_owed", "echo owed", tmp_path)
     waited = await finished(shell_jobs, "call_wait", "echo waited", tmp_path)
     running = await shell_jobs.start_job(SID, "call_run", "sleep 300", str(tmp_path))
     recovery = ShellRecovery(SID, "call_owed", owed.key, "echo owed")
-    await registry.markers.put([Marker(owed.key, "msg_owed", recovery, "completed", "owed")])
+    await registry.store.put([Job.recovered(owed.key, "msg_owed", recovery, "completed", "owed")])
     await open_shell_call(bus, "call_wait", "echo waited")
 
     young = JobCleanup(bus, registry, shell_jobs, retention=DAY)
@@ -122,7 +121,7 @@ async def test_the_sweep_keeps_the_job_of_a_running_registry_job_and_never_a_run
     is about to be built from it) stays, however old its command."""
     bus = await stores.open()
     await create_session(bus, SID)
-    registry = JobRegistry(MarkerStore(bus.store))
+    registry = JobRegistry(JobStore(bus.store))
     done = await finished(shell_jobs, "call_done", "echo done", tmp_path)
     hold = asyncio.Event()
 
@@ -147,7 +146,7 @@ async def test_finished_jobs_of_a_deleted_session_are_swept_at_once_running_ones
     unreachable), the sweep removes its finished ones without waiting for the retention."""
     bus = await stores.open()
     await create_session(bus, SID)
-    registry = JobRegistry(MarkerStore(bus.store))
+    registry = JobRegistry(JobStore(bus.store))
     done = await finished(shell_jobs, "call_done", "echo done", tmp_path)
     running = await shell_jobs.start_job(SID, "call_run", "sleep 300", str(tmp_path))
     await bus.publish(draft(SID, "session.deleted", {}))
@@ -272,38 +271,54 @@ def test_a_retention_that_is_not_a_positive_number_is_a_clear_start_up_error(
     assert done.stdout == ""
 
 
-def record(job_id: str, completed: int) -> dict[str, Any]:
-    return {
-        "id": job_id,
-        "type": "shell",
-        "title": "echo " + job_id,
-        "status": "completed",
-        "background": False,
-        "time": {"started": completed - 5, "completed": completed},
-        "notification_id": None,
-    }
+def record(session_id: str, job_id: str, completed: int) -> Job:
+    return Job(
+        job_id,
+        "shell",
+        "completed",
+        completed - 5,
+        title="echo " + job_id,
+        completed_at=completed,
+        metadata={"session_id": session_id},
+    )
 
 
-async def test_job_records_go_after_the_retention_with_their_session_or_when_damaged(
+async def test_job_rows_go_after_the_retention_with_their_session_or_when_damaged(
     stores: Stores,
 ) -> None:
     bus = await stores.open()
     await create_session(bus, SID)
-    records = RecordStore(bus.store)
+    rows = JobStore(bus.store)
     now = now_ms()
-    await records.put(SID, record("job:young", now))
-    await records.put(SID, record("job:old", now - int((DAY + 60) * 1000)))
-    await records.put("ses_gone", record("job:orphan", now))
-    await bus.store.run(
-        lambda: q.kv_set(bus.store.connection(), f"job.record/{SID}/job:bad", {"id": 7}, now)
+    await rows.put([record(SID, "job:young", now)])
+    await rows.put([record(SID, "job:old", now - int((DAY + 60) * 1000))])
+    await rows.put([record("ses_gone", "job:orphan", now)])
+    await bus.store.write(
+        lambda c: c.execute(
+            "INSERT INTO job (id, session_id, owed, data, updated) VALUES (?, ?, 0, ?, ?)",
+            ("job:bad", SID, '{"id": 7}', now),
+        )
     )
     # A damaged row is never listed, and never stops the others from being.
-    assert [j["id"] for j in await records.of_session(SID)] == ["job:old", "job:young"]
+    assert [j.id for j in await rows.of_session(SID)] == ["job:old", "job:young"]
 
-    cleanup = JobCleanup(
-        bus, JobRegistry(MarkerStore(bus.store)), None, retention=DAY, records=records
-    )
-    assert await cleanup.expire_records() == 3
-    assert [j["id"] for j in await records.of_session(SID)] == ["job:young"]
-    assert await records.of_session("ses_gone") == []
-    assert await cleanup.expire_records() == 0
+    cleanup = JobCleanup(bus, JobRegistry(rows), None, retention=DAY)
+    assert await cleanup.expire_rows() == 3
+    assert [j.id for j in await rows.of_session(SID)] == ["job:young"]
+    assert await rows.of_session("ses_gone") == []
+    assert await cleanup.expire_rows() == 0
+
+
+async def test_an_owed_row_outlives_the_retention_and_its_session_until_acknowledged(
+    stores: Stores,
+) -> None:
+    bus = await stores.open()
+    rows = JobStore(bus.store)
+    recovery = ShellRecovery("ses_gone", "call_o", "job:ses_gone:call_o", "echo o")
+    owed = Job.recovered("job:owed", "msg_owed", recovery, "completed", "o")
+    await rows.put([dataclasses.replace(owed, completed_at=1)])
+    cleanup = JobCleanup(bus, JobRegistry(rows), None, retention=DAY)
+    assert await cleanup.expire_rows() == 0
+    assert [j.id for j in await rows.owed()] == ["job:owed"]
+    assert await rows.acknowledge("msg_owed")
+    assert await cleanup.expire_rows() == 1

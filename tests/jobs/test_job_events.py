@@ -9,7 +9,7 @@ import json
 from typing import Any
 
 from desktop.events.fanout import Subscription
-from desktop.jobs.markers import ShellRecovery
+from desktop.jobs.model import ShellRecovery
 from desktop.jobs.service import BackgroundWork
 from tests.jobs.conftest import Stores
 

@@ -7,9 +7,9 @@ import asyncio
 import json
 
 from desktop.events.bus import draft
-from desktop.jobs.markers import (
-    Marker,
-    MarkerStore,
+from desktop.jobs.model import (
+    Job,
+    JobStore,
     ShellRecovery,
     SubagentRecovery,
 )
@@ -24,8 +24,8 @@ from desktop.jobs.registry import JobRegistry
 from tests.jobs.conftest import Stores, create_session, rows
 
 
-def shell_marker(session: str, status: str = "running", **extra: str) -> Marker:
-    return Marker(
+def shell_marker(session: str, status: str = "running", **extra: str) -> Job:
+    return Job.recovered(
         f"job:{session}:call_1",
         f"msg_{session}",
         ShellRecovery(session, "call_1", f"job:{session}:call_1", 'echo "a" & <b>'),
@@ -40,12 +40,12 @@ async def test_admission_writes_message_and_inbox_and_removes_the_marker_togethe
     bus = await stores.open()
     await create_session(bus, "ses_n")
     marker = shell_marker("ses_n", "completed", output="hello\n[exit code 0]")
-    await MarkerStore(bus.store).put([marker])
+    await JobStore(bus.store).put([marker])
     woken: list[str] = []
 
     assert await admit(bus, stored_shell_notice(marker), wake=woken.append) == "admitted"
     assert woken == ["ses_n"]
-    assert stores.markers_on_disk() == {}
+    assert stores.owed_on_disk() == {}
     (message,) = await rows(bus, "SELECT id, type, data FROM message WHERE session_id = 'ses_n'")
     assert message[0] == marker.notification_id
     assert message[1] == "synthetic"
@@ -64,12 +64,12 @@ async def test_a_second_admission_is_refused_and_still_acknowledges_the_marker(
     marker = shell_marker("ses_d")
     notice = stored_shell_notice(marker)
     assert await admit(bus, notice) == "admitted"
-    await MarkerStore(bus.store).put([marker])  # as if a crash left it behind
+    await JobStore(bus.store).put([marker])  # as if a crash left it behind
     woken: list[str] = []
     results = await asyncio.gather(*(admit(bus, notice, wake=woken.append) for _ in range(5)))
     assert results == ["duplicate"] * 5
     assert woken == []
-    assert stores.markers_on_disk() == {}
+    assert stores.owed_on_disk() == {}
     count = await rows(bus, "SELECT COUNT(*) FROM message WHERE session_id = 'ses_d'")
     assert count == [(1,)]
     assert await rows(bus, "SELECT COUNT(*) FROM inbox") == [(1,)]
@@ -79,10 +79,10 @@ async def test_a_notice_for_a_deleted_session_acknowledges_its_marker(stores: St
     bus = await stores.open()
     await create_session(bus, "ses_gone")
     marker = shell_marker("ses_gone")
-    await MarkerStore(bus.store).put([marker])
+    await JobStore(bus.store).put([marker])
     await bus.publish(draft("ses_gone", "session.deleted", {}))
     assert await admit(bus, stored_shell_notice(marker)) == "gone"
-    assert stores.markers_on_disk() == {}
+    assert stores.owed_on_disk() == {}
 
 
 async def test_admitting_without_wake_leaves_an_idle_session_unclaimed(stores: Stores) -> None:
@@ -107,7 +107,7 @@ def test_notice_texts_escape_their_attributes_and_say_what_happened() -> None:
     assert "boom" in failed.text
     live = shell_notice(shell_marker("ses_t"), "completed", "out", metadata={"exit_code": 7})
     assert live.metadata["exit_code"] == 7
-    sub = Marker(
+    sub = Job.recovered(
         "ses_c", "msg_c", SubagentRecovery("ses_p", "ses_c", "explore", 'say "hi"'), "error"
     )
     notice = subagent_notice(sub, "error")
@@ -124,7 +124,7 @@ async def test_a_live_completion_notice_is_delivered_once_through_the_registry(
     its marker is gone, and re-admitting after a simulated crash adds nothing."""
     bus = await stores.open()
     await create_session(bus, "ses_live")
-    jobs = JobRegistry(MarkerStore(bus.store))
+    jobs = JobRegistry(JobStore(bus.store))
     recovery = ShellRecovery("ses_live", "call_l", "job:ses_live:call_l", "make")
 
     async def work() -> str:

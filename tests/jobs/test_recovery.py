@@ -10,13 +10,13 @@ import json
 from dataclasses import dataclass
 
 from desktop.events.bus import DurableBus, draft
-from desktop.jobs.markers import (
-    MarkerStore,
+from desktop.jobs.model import (
+    JobStore,
     ShellRecovery,
     SubagentRecovery,
 )
 from desktop.jobs.notices import SERVER_RESTARTED
-from desktop.jobs.recovery import BackgroundRecovery
+from desktop.jobs.recovery import RestartRecovery
 from desktop.jobs.registry import JobRegistry
 from desktop.store import sessions as q
 from tests.jobs.conftest import Stores, create_session, rows
@@ -30,14 +30,14 @@ class Service:
     bus: DurableBus
     jobs: JobRegistry
     runner: FakeRunner
-    recovery: BackgroundRecovery
+    recovery: RestartRecovery
 
 
 async def start(stores: Stores, drain: Drain | None = None, budget: int = 10) -> Service:
     bus = await stores.open()
-    jobs = JobRegistry(MarkerStore(bus.store))
+    jobs = JobRegistry(JobStore(bus.store))
     runner = FakeRunner(bus, drain) if drain else FakeRunner(bus)
-    return Service(bus, jobs, runner, BackgroundRecovery(bus, jobs, runner, budget=budget))
+    return Service(bus, jobs, runner, RestartRecovery(bus, jobs, runner, budget=budget))
 
 
 async def stop(stores: Stores, service: Service) -> None:
@@ -225,7 +225,7 @@ async def _already_notified(stores: Stores, delivered: bool) -> None:
     def row(conn: object) -> None:
         q.inbox_add(
             before.bus.store.connection(),
-            inbox_id=marker.notification_id,
+            inbox_id=str(marker.notification_id),
             session_id=sid,
             mode="steer",
             kind="synthetic",

@@ -8,8 +8,8 @@ import asyncio
 
 import pytest
 
-from desktop.jobs.markers import (
-    MarkerStore,
+from desktop.jobs.model import (
+    JobStore,
     ShellRecovery,
     SubagentRecovery,
 )
@@ -25,7 +25,7 @@ SUBAGENT = SubagentRecovery(
 
 
 async def registry(stores: Stores) -> JobRegistry:
-    return JobRegistry(MarkerStore((await stores.open()).store))
+    return JobRegistry(JobStore((await stores.open()).store))
 
 
 async def test_work_is_observed_through_get_wait_and_block(stores: Stores) -> None:
@@ -52,7 +52,7 @@ async def test_work_is_observed_through_get_wait_and_block(stores: Stores) -> No
     assert jobs.jobs("ses_b") == []
     assert await jobs.wait("job_unknown") is None
     assert await jobs.block("job_unknown", "ses_a") is None
-    assert stores.markers_on_disk() == {}  # never backgrounded: nothing durable
+    assert stores.owed_on_disk() == {}  # never backgrounded: nothing durable
 
 
 async def test_starting_a_running_job_id_again_returns_it_without_running_twice(
@@ -92,7 +92,7 @@ async def test_background_ownership_and_output_are_retained_until_the_notice_is_
     moved = await jobs.background(job.id)
     (running,) = await jobs.pending_background()
     assert (running.id, running.recovery, running.status) == (job.id, SHELL, "running")
-    assert running.notification_id.startswith("msg_")
+    assert str(running.notification_id).startswith("msg_")
     assert moved is not None
     assert moved.notification_id == running.notification_id
 
@@ -101,9 +101,9 @@ async def test_background_ownership_and_output_are_retained_until_the_notice_is_
     (completed,) = await jobs.pending_background()
     assert completed.notification_id == running.notification_id
     assert (completed.status, completed.output, completed.recovery) == ("completed", "done", SHELL)
-    assert stores.markers_on_disk()[completed.notification_id]["output"] == "done"
+    assert stores.owed_on_disk()[str(completed.notification_id)]["output"] == "done"
 
-    await jobs.complete_background(completed.notification_id)
+    await jobs.complete_background(str(completed.notification_id))
     assert await jobs.pending_background() == []
 
 
@@ -123,7 +123,7 @@ async def test_background_all_writes_the_marker_before_releasing_the_blocked_tur
     async def turn() -> str:
         outcome = await jobs.block(job.id, SUBAGENT.parent_id)
         # Read through another connection at once: only committed rows are visible.
-        seen_on_release.append(stores.markers_on_disk())
+        seen_on_release.append(stores.owed_on_disk())
         assert outcome is not None
         return outcome.kind
 
@@ -143,7 +143,7 @@ async def test_background_all_writes_the_marker_before_releasing_the_blocked_tur
     (cancelled,) = await jobs.pending_background()
     assert (cancelled.notification_id, cancelled.status) == (marker.notification_id, "cancelled")
     assert jobs.get(job.id).status == "cancelled"  # type: ignore[union-attr]
-    await jobs.complete_background(marker.notification_id)
+    await jobs.complete_background(str(marker.notification_id))
     assert await jobs.pending_background() == []
 
 
@@ -161,8 +161,8 @@ async def test_a_terminal_error_is_retained_for_recovery_until_acknowledged(stor
     await jobs.wait(job.id)
     (marker,) = await jobs.pending_background()
     assert (marker.id, marker.status, marker.error) == (job.id, "error", "shell failed")
-    await jobs.complete_background(marker.notification_id)
-    assert stores.markers_on_disk() == {}
+    await jobs.complete_background(str(marker.notification_id))
+    assert stores.owed_on_disk() == {}
 
 
 async def test_recoverable_work_that_already_failed_is_durably_backgrounded(
@@ -203,7 +203,7 @@ async def test_settled_work_without_recovery_cannot_be_backgrounded(stores: Stor
 
 async def test_a_background_marker_survives_a_registry_and_store_restart(stores: Stores) -> None:
     bus = await stores.open()
-    previous = JobRegistry(MarkerStore(bus.store))
+    previous = JobRegistry(JobStore(bus.store))
     forever = asyncio.Event()
 
     async def work() -> str:
@@ -219,11 +219,11 @@ async def test_a_background_marker_survives_a_registry_and_store_restart(stores:
     await previous.close()
     await stores.close(bus)
 
-    current = JobRegistry(MarkerStore((await stores.open()).store))
+    current = JobRegistry(JobStore((await stores.open()).store))
     assert current.get(job.id) is None  # process-local: the job itself did not survive
     (marker,) = await current.pending_background()
     assert (marker.id, marker.status) == (job.id, "running")
-    await current.complete_background(marker.notification_id)
+    await current.complete_background(str(marker.notification_id))
     assert await current.pending_background() == []
 
 
@@ -243,7 +243,7 @@ async def test_interrupted_running_work_keeps_its_marker_running(stores: Stores)
     assert settled.status == "cancelled"
     (marker,) = await jobs.pending_background()
     assert (marker.id, marker.status) == (job.id, "running")  # durable: recover it
-    await jobs.complete_background(marker.notification_id)
+    await jobs.complete_background(str(marker.notification_id))
 
 
 async def test_closing_the_registry_cancels_live_work_without_settling_it(stores: Stores) -> None:
@@ -268,7 +268,7 @@ async def test_closing_the_registry_cancels_live_work_without_settling_it(stores
     seen = await waiter
     assert seen is not None
     assert seen.status == "running"
-    (marker,) = await JobRegistry(jobs.markers).pending_background()
+    (marker,) = await JobRegistry(jobs.store).pending_background()
     assert marker.status == "running"
     with pytest.raises(RuntimeError):
         await jobs.start(kind="shell", run=work)

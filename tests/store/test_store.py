@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 from pathlib import Path
 
+import peewee
 import pytest
+from playhouse.migrate import SqliteMigrator
 
+from desktop.jobs import model as jobs
 from desktop.store import sessions as q
 from desktop.store.db import Store
 from desktop.store.migrations import MIGRATIONS, SchemaTooNew
+from desktop.store.models import database_proxy
 from tests.support.sessions import create_here, open_here
 
 
@@ -34,7 +39,7 @@ async def test_a_fresh_database_has_wal_foreign_keys_normal_sync_and_every_table
     mode, fks, sync, version, tables = await store.run(read)
     await store.close()
     assert (mode, fks, sync, version) == ("wal", 1, 1, len(MIGRATIONS))
-    assert {"session", "event", "message", "inbox", "kv", "preference"} <= tables  # type: ignore[operator]
+    assert {"session", "event", "message", "inbox", "kv", "preference", "job"} <= tables  # type: ignore[operator]
     assert oct((tmp_path / "desk.sqlite3").stat().st_mode & 0o777) == "0o600"
 
 
@@ -124,3 +129,98 @@ def test_the_claim_counts_resumes_and_children_are_released_except_kept_ones(
     assert statuses == {"ses_root": "busy", "ses_kid1": "idle", "ses_kid2": "busy"}
     q.release(c, "ses_root")
     assert q.list_suspended(c) == []
+
+
+def _version_two(path: Path) -> sqlite3.Connection:
+    """A database as Desk left it before the job table (schema version 2)."""
+    db = peewee.SqliteDatabase(str(path))
+    database_proxy.initialize(db)
+    db.connect()
+    for step in MIGRATIONS[:2]:
+        step(db, SqliteMigrator(db))
+    db.close()
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA user_version = 2")
+    conn.execute(
+        "INSERT INTO session (id, parent_id, title, directory, status, created, updated, "
+        "resume_attempts) VALUES ('ses_m', NULL, 't', '/', 'idle', 1, 1, 0)"
+    )
+    return conn
+
+
+def test_a_version_two_database_folds_job_records_and_markers_into_one_row_per_job(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "desk.sqlite3"
+    conn = _version_two(path)
+    ended = {
+        "id": "job:ses_m:call_1",
+        "type": "shell",
+        "title": "echo one",
+        "status": "completed",
+        "background": False,
+        "time": {"started": 10, "completed": 20},
+        "notification_id": None,
+        "call_id": "call_1",
+        "job_key": "job:ses_m:call_1",
+        "terminal_id": "term_1",
+    }
+    moved = {**ended, "id": "job:ses_m:call_2", "title": "echo two", "call_id": "call_2"}
+    shell: dict[str, object] = {"kind": "shell", "session_id": "ses_m", "call_id": "call_2"}
+    shell |= {"job_key": "job:ses_m:call_2", "command": "echo two"}
+    owed_shell: dict[str, object] = {
+        "id": "job:ses_m:call_2",
+        "notification_id": "msg_2",
+        "status": "completed",
+    }
+    owed_shell |= {"recovery": shell, "output": "two"}
+    child: dict[str, object] = {"kind": "subagent", "parent_id": "ses_m", "child_id": "ses_child"}
+    child |= {"agent": "subagent", "description": "look around"}
+    owed_child: dict[str, object] = {
+        "id": "ses_child",
+        "notification_id": "msg_3",
+        "status": "running",
+    }
+    owed_child |= {"recovery": child}
+    rows = [
+        ("job.record/ses_m/job:ses_m:call_1", ended),
+        ("job.record/ses_m/job:ses_m:call_2", moved),
+        ("job.background/msg_2", owed_shell),
+        ("job.background/msg_3", owed_child),
+        ("job.record/ses_m/bad", {"id": 7}),
+        ("permission/ses_m/mode", "ask"),
+    ]
+    conn.executemany(
+        "INSERT INTO kv (key, value, updated) VALUES (?, ?, 1)",
+        [(key, json.dumps(value)) for key, value in rows],
+    )
+    conn.commit()
+    conn.close()
+
+    store = open_here(path)
+    c = store.connection()
+    assert c.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    assert q.kv_prefix(c, "") == {"permission/ses_m/mode": "ask"}
+    listed = jobs.of_session(c, "ses_m")
+    assert [j.id for j in listed] == ["job:ses_m:call_1", "job:ses_m:call_2", "ses_child"]
+    assert listed[0].to_json() == ended
+    assert not listed[0].owed
+    assert listed[1].to_json() == {**moved, "background": True, "notification_id": "msg_2"}
+    assert (listed[1].output, listed[1].recovery) == (
+        "two",
+        jobs.ShellRecovery("ses_m", "call_2", "job:ses_m:call_2", "echo two"),
+    )
+    assert listed[2].to_json() == {
+        "id": "ses_child",
+        "type": "subagent",
+        "title": "look around",
+        "status": "running",
+        "background": True,
+        "time": {"started": None, "completed": None},
+        "notification_id": "msg_3",
+        "child_id": "ses_child",
+    }
+    assert [(j.id, j.notification_id) for j in jobs.owed(c)] == [
+        ("job:ses_m:call_2", "msg_2"),
+        ("ses_child", "msg_3"),
+    ]

@@ -11,7 +11,6 @@ from typing import Any
 
 from desktop.events.bus import Draft, apply, draft, replay
 from desktop.events.errors import ProjectionError, SessionError
-from desktop.jobs import records
 from desktop.store import log
 from desktop.store.db import Store
 from desktop.store.log import Event
@@ -190,15 +189,14 @@ async def table_counts(app: Any) -> dict[str, int]:
         c = store.connection()
         return {
             t: int(c.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0])
-            for t in ("session", "event", "message", "inbox", "kv")
+            for t in ("session", "event", "message", "inbox", "kv", "job")
         }
 
     return await store.run(read)  # type: ignore[no-any-return]
 
 
 def recorded_jobs(database: Path) -> int:
-    """Settled-job records (desktop/jobs/records.py) in a real database file."""
+    """Ended jobs' rows (desktop/jobs/model.py) in a real database file."""
     with contextlib.closing(sqlite3.connect(database)) as db:
-        query = "SELECT count(*) FROM kv WHERE substr(key, 1, ?) = ?"
-        (count,) = db.execute(query, (len(records.PREFIX), records.PREFIX)).fetchone()
+        (count,) = db.execute("SELECT count(*) FROM job WHERE completed IS NOT NULL").fetchone()
     return int(count)
