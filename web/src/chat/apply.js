@@ -45,6 +45,23 @@ export const CREATE = {
     metadata: data.metadata ?? {},
     time: { created },
   }),
+  // A compaction shows as a synthetic message at the point it happened; what it hides from
+  // the model is in its metadata.
+  "session.compacted": ({ data, created }) => ({
+    id: data.message_id,
+    type: "synthetic",
+    text: data.summary,
+    description: "compaction",
+    metadata: {
+      compaction: {
+        through: data.through ?? null,
+        pruned: data.pruned ?? [],
+        reason: data.reason,
+        tokens: data.tokens,
+      },
+    },
+    time: { created },
+  }),
   "session.step.started": ({ data, created }) => ({
     id: data.message_id,
     type: "assistant",
@@ -117,6 +134,7 @@ export const TOUCH = new Set([
   "session.prompted",
   "session.synthetic",
   "session.step.started",
+  "session.compacted",
   "session.step.ended",
   "session.step.failed",
   "session.message.content.updated",
