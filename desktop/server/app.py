@@ -6,7 +6,6 @@ from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from desktop.agent.recovery import recover
 from desktop.agent.service import SessionService
 from desktop.config import Settings, web_dist_dir
 from desktop.events.bus import DurableBus
@@ -64,7 +63,7 @@ def create_app(settings: Settings, *, token: str, agent: bool = True) -> web.App
         bus.start()
         if agent:
             # Before any route serves: background markers, then claimed turns.
-            await recover(bus, runner, background=app[BACKGROUND].recovery)
+            await app[BACKGROUND].recovery.recover()
             app[BACKGROUND].cleanup.start()  # finished job terminals: now, then on a timer
         yield
         await bus.stop()
