@@ -16,7 +16,7 @@ from typing import Protocol
 
 from desktop.ptyhost.protocol import PtyHostError
 from desktop.ptyhost.terminal import Terminal
-from desktop.ptyhost.validation import Ack, ClientMessage, parse_client_message
+from desktop.ptyhost.validation import Ack, AttachRequest, ClientMessage
 
 log = logging.getLogger("desk.ptyhost")
 
@@ -24,12 +24,12 @@ REPLAY_CHUNK = 1024 * 1024
 
 
 class AttachmentSink(Protocol):
-    """The connection an attachment writes to: the service's host connection (protocol.py
-    frames) or a browser's WebSocket handed to the host (websocket.py)."""
+    """The connection an attachment writes to: a browser's WebSocket handed to the host
+    (websocket.py)."""
 
     @property
     def write_paused(self) -> bool: ...
-    def output_buffer(self, length: int, offset: int, checkpoint: bool) -> tuple[bytearray, int]:
+    def output_buffer(self, length: int) -> tuple[bytearray, int]:
         """A whole output frame for `length` bytes, header written; the bytes go at [1]."""
         ...
 
@@ -76,6 +76,22 @@ class Attachment:
 
     # ----- attaching --------------------------------------------------------------------
 
+    async def begin(self, request: AttachRequest) -> bool:
+        """Replay and go live; False (the client told why, its connection closing) on failure."""
+        epoch = request.epoch
+        try:
+            await self.start(
+                request.cursor or 0,
+                wants_control=request.role == "controller",
+                takeover=request.takeover,
+                same_epoch=epoch is None or epoch == self.terminal.context.epoch,
+            )
+        except PtyHostError as exc:
+            self.sink.send_json(exc.frame())
+            self.sink.close()
+            return False
+        return not self.closed
+
     async def start(
         self, requested: int, *, wants_control: bool, takeover: bool, same_epoch: bool
     ) -> None:
@@ -121,7 +137,7 @@ class Attachment:
         view = memoryview(data)
         for start in range(0, len(data), REPLAY_CHUNK):
             piece = view[start : start + REPLAY_CHUNK]
-            frame, at = self.sink.output_buffer(len(piece), end, True)
+            frame, at = self.sink.output_buffer(len(piece))
             frame[at:] = piece
             self.sink.send_frame(frame)
         self.bytes_sent += len(data)
@@ -130,7 +146,7 @@ class Attachment:
         ring = self.terminal.ring
         while start < end:
             count = min(end - start, chunk)
-            frame, at = self.sink.output_buffer(count, start, False)
+            frame, at = self.sink.output_buffer(count)
             ring.copy_into(frame, at, start, start + count)
             self.sink.send_frame(frame)
             start += count
@@ -230,14 +246,6 @@ class Attachment:
             # The program is not reading its input: stop reading ours until it does.
             self.sink.pause_reading()
             terminal.when_input_drains(self.sink.resume_reading)
-
-    def handle_message(self, message: dict[str, object]) -> None:
-        try:
-            parsed = parse_client_message(message)
-        except PtyHostError as exc:
-            self.error(exc)
-            return
-        self.handle_client(parsed)
 
     def handle_client(self, parsed: ClientMessage) -> None:
         if isinstance(parsed, Ack):

@@ -1,11 +1,10 @@
-"""The service's side of the PTY host: talk to the running daemon, attach to terminals.
+"""The service's control connection to the PTY host: requests, their answers, host events.
 
 client = await ensure_host(settings)   # desktop.ptyhost.launcher: connect, or start it first
 info = await client.create({"command": "bash", "size": {"cols": 80, "rows": 24}})
-attachment = await client.attach(info["id"], cursor=0)
-attachment.attached          # the `attached` message (API.md)
-message = await attachment.recv()   # TextMessage | OutputFrame | None at the end
-"""
+
+Attachments do not go through here: a browser's WebSocket is handed to the host
+(handoff_client.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +15,6 @@ import contextlib
 import itertools
 import logging
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import cast
 
 from desktop.config import Settings
@@ -26,15 +24,11 @@ from desktop.ptyhost.hostfiles import read_host_registration, usable
 from desktop.ptyhost.protocol import (
     MAX_PAYLOAD,
     PROTOCOL_VERSION,
-    Frame,
     FrameDecoder,
     JsonFrame,
-    OutputFrame,
     ProtocolError,
     PtyHostError,
     PtyHostUnavailable,
-    dumps,
-    encode_input,
     encode_json,
 )
 
@@ -46,32 +40,19 @@ EVENT_QUEUE_LIMIT = 10_000
 SHUTDOWN_WAIT = 10.0
 
 
-@dataclass(frozen=True, slots=True)
-class TextMessage:
-    """A JSON message of an attachment, with its exact text for relaying."""
-
-    text: str
-    message: dict[str, object]
-
-
-AttachmentMessage = TextMessage | OutputFrame
-
-
 class FramedConnection(asyncio.Protocol):
-    """Client end of a host socket: decoded frames in a bounded inbox, writes with drain."""
+    """Client end of a control connection: decoded frames in a bounded inbox."""
 
     def __init__(self, inbound_limit: int = INBOUND_LIMIT) -> None:
         self.transport: asyncio.Transport | None = None
         self.decoder = FrameDecoder(MAX_PAYLOAD)
         self.inbound_limit = inbound_limit
-        self._frames: collections.deque[Frame] = collections.deque()
+        self._frames: collections.deque[JsonFrame] = collections.deque()
         self._queued = 0
         self._reading_paused = False
         self._waiter: asyncio.Future[None] | None = None
         self._closed = False
         self._error: Exception | None = None
-        self._write_paused = False
-        self._drain_waiters: list[asyncio.Future[None]] = []
 
     # asyncio.Protocol
 
@@ -102,20 +83,6 @@ class FramedConnection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._closed = True
         self._wake()
-        for waiter in self._drain_waiters:
-            if not waiter.done():
-                waiter.set_result(None)
-        self._drain_waiters.clear()
-
-    def pause_writing(self) -> None:
-        self._write_paused = True
-
-    def resume_writing(self) -> None:
-        self._write_paused = False
-        for waiter in self._drain_waiters:
-            if not waiter.done():
-                waiter.set_result(None)
-        self._drain_waiters.clear()
 
     def _wake(self) -> None:
         waiter = self._waiter
@@ -128,7 +95,7 @@ class FramedConnection(asyncio.Protocol):
     def closed(self) -> bool:
         return self._closed
 
-    def next_frame(self) -> Frame | None:
+    def next_frame(self) -> JsonFrame | None:
         """A frame already received, if any (no waiting)."""
         if not self._frames:
             return None
@@ -139,7 +106,7 @@ class FramedConnection(asyncio.Protocol):
             self.transport.resume_reading()
         return frame
 
-    async def recv(self) -> Frame | None:
+    async def recv(self) -> JsonFrame | None:
         """The next frame; None once the connection is closed and drained."""
         while True:
             frame = self.next_frame()
@@ -160,40 +127,28 @@ class FramedConnection(asyncio.Protocol):
             raise PtyHostUnavailable("The connection to the PTY host is closed.")
         self.transport.write(data)
 
-    async def drain(self) -> None:
-        if self._write_paused and not self._closed:
-            waiter = asyncio.get_running_loop().create_future()
-            self._drain_waiters.append(waiter)
-            await waiter
-
     def close(self) -> None:
         if self.transport is not None:
             self.transport.close()
 
 
-def _frame_size(frame: Frame) -> int:
-    if isinstance(frame, JsonFrame):
-        return len(frame.text)
-    return len(frame.data) + 16
+def _frame_size(frame: JsonFrame) -> int:
+    return len(frame.text)
 
 
-async def open_host_connection(
-    registration: HostRegistration, role: str, inbound_limit: int = INBOUND_LIMIT
-) -> FramedConnection:
+async def open_host_connection(registration: HostRegistration) -> FramedConnection:
     """Connect to the host's socket and prove the secret; raises PtyHostUnavailable."""
     loop = asyncio.get_running_loop()
     try:
         async with asyncio.timeout(CONNECT_TIMEOUT):
-            _, connection = await loop.create_unix_connection(
-                lambda: FramedConnection(inbound_limit), registration.socket
-            )
+            _, connection = await loop.create_unix_connection(FramedConnection, registration.socket)
             connection.write(
                 encode_json(
                     {
                         "type": "hello",
                         "secret": registration.secret,
                         "protocol": PROTOCOL_VERSION,
-                        "role": role,
+                        "role": "control",
                     }
                 )
             )
@@ -207,14 +162,14 @@ async def open_host_connection(
     return connection
 
 
-def _frame_error(frame: Frame | None) -> PtyHostError | None:
+def _frame_error(frame: JsonFrame | None) -> PtyHostError | None:
     """The error an error frame carries."""
     if isinstance(frame, JsonFrame) and frame.message.get("type") == "error":
         return PtyHostError.from_json(frame.message.get("error"))
     return None
 
 
-def _error_text(frame: Frame | None) -> str:
+def _error_text(frame: JsonFrame | None) -> str:
     error = _frame_error(frame)
     if error is not None:
         return error.message
@@ -225,58 +180,6 @@ def _raise_for(answer: dict[str, object]) -> object:
     if answer.get("ok") is True:
         return answer.get("result")
     raise PtyHostError.from_json(answer.get("error"))
-
-
-class PtyAttachment:
-    """One attachment to a terminal over its own connection to the host."""
-
-    def __init__(self, connection: FramedConnection, attached: dict[str, object]) -> None:
-        self.connection = connection
-        self.attached = attached
-        self.attached_text = dumps(attached)
-
-    @property
-    def attachment_id(self) -> str:
-        return str(self.attached["attachment_id"])
-
-    async def recv(self) -> AttachmentMessage | None:
-        """The next message from the host; None when the attachment has ended."""
-        frame = await self.connection.recv()
-        if frame is None or isinstance(frame, OutputFrame):
-            return frame
-        if isinstance(frame, JsonFrame):
-            return TextMessage(frame.text, frame.message)
-        raise PtyHostUnavailable("The PTY host sent an input frame.")
-
-    def next_ready(self) -> AttachmentMessage | None:
-        """A message already received, without waiting."""
-        frame = self.connection.next_frame()
-        if isinstance(frame, JsonFrame):
-            return TextMessage(frame.text, frame.message)
-        if isinstance(frame, OutputFrame):
-            return frame
-        return None
-
-    async def send_input(self, data: bytes) -> None:
-        self.connection.write(encode_input(data))
-        await self.connection.drain()
-
-    async def send_message(self, message: dict[str, object]) -> None:
-        self.connection.write(encode_json(message))
-        await self.connection.drain()
-
-    async def ack(self, count: int) -> None:
-        await self.send_message({"type": "ack", "bytes": count})
-
-    async def resize(self, cols: int, rows: int) -> None:
-        await self.send_message({"type": "resize", "cols": cols, "rows": rows})
-
-    @property
-    def closed(self) -> bool:
-        return self.connection.closed
-
-    def close(self) -> None:
-        self.connection.close()
 
 
 class PtyHostClient:
@@ -302,7 +205,7 @@ class PtyHostClient:
         if registration is None or not usable(registration):
             return None
         try:
-            connection = await open_host_connection(registration, "control")
+            connection = await open_host_connection(registration)
         except PtyHostUnavailable:
             return None
         return cls(registration, connection)
@@ -478,51 +381,6 @@ class PtyHostClient:
         await wait_for_exit_async(self.pid, wait)
         await self.close()
         return result
-
-    async def attach(
-        self,
-        terminal_id: str,
-        *,
-        cursor: int | None = None,
-        attachment_id: str | None = None,
-        role: str = "controller",
-        takeover: bool = False,
-        epoch: str | None = None,
-        inbound_limit: int = INBOUND_LIMIT,
-    ) -> PtyAttachment:
-        """Attach over a new connection; returns once `attached` arrived.
-
-        Raises PtyHostError (404 unknown terminal, 400 bad parameters) before anything is
-        sent to a client, so the service can answer with a plain HTTP error."""
-        connection = await open_host_connection(self.registration, "attach", inbound_limit)
-        try:
-            connection.write(
-                encode_json(
-                    {
-                        "id": 1,
-                        "op": "attach",
-                        "terminal": terminal_id,
-                        "cursor": cursor,
-                        "attachment_id": attachment_id,
-                        "role": role,
-                        "takeover": takeover,
-                        "epoch": epoch,
-                    }
-                )
-            )
-            answer = await connection.recv()
-            if not isinstance(answer, JsonFrame):
-                raise PtyHostUnavailable("The PTY host closed the attachment.")
-            _raise_for(answer.message)
-            attached = await connection.recv()
-            if not isinstance(attached, JsonFrame) or attached.message.get("type") != "attached":
-                raise _frame_error(attached) or PtyHostError(
-                    "pty.not_found", _error_text(attached), 404
-                )
-        except BaseException:
-            connection.close()
-            raise
-        return PtyAttachment(connection, attached.message)
 
 
 def _as_dict(value: object) -> dict[str, object]:

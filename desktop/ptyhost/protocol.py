@@ -1,47 +1,25 @@
-"""Wire protocol between the service and the PTY host: length-prefixed frames on a Unix socket.
-
-Every frame is a 5-byte header (payload length: u32 big-endian, kind: u8) and a payload:
-
-- JSON   (1): one UTF-8 JSON object: requests, responses, events, attachment messages.
-- OUTPUT (2): host -> service: flags (u8), byte offset (u64), then terminal output bytes.
-  The offset is the absolute position of the first byte in the terminal's output; with
-  FLAG_CHECKPOINT the bytes are a screen checkpoint and the offset is the cursor it ends at.
-- INPUT  (3): service -> host: bytes for the PTY of the attached terminal.
-
-A connection starts with a JSON hello carrying the host's secret. On a control connection
-requests are `{"id", "op", ...}` and answers `{"id", "ok": true, "result"}` or
-`{"id", "ok": false, "error"}`; host events are `{"event": ...}`. An attachment connection
-sends one `attach` request; after a successful answer the JSON frames are exactly the
-WebSocket text frames of API.md.
-
-Every failure has one shape, PtyHostError's `{"type", "message", "status"}`: under `error` in
-a failed answer, and in an error frame `{"type": "error", "message", "error"}` (a failed
-hello, a protocol violation, or anything an attached client is told; `message` at the top is
-what API.md promises browsers).
-"""
+"""The two wires between the service and the PTY host (control frames on `host.sock`, the
+handoff message on `handoff.sock`) and PtyHostError, the one error shape of both; the wires
+are described in docs/pty-host.md."""
 
 from __future__ import annotations
 
 import json
 import struct
 from dataclasses import dataclass
-from enum import IntEnum
 
 from desktop.values import strict_int
 
 PROTOCOL_VERSION = 1
 HEADER = struct.Struct("!IB")
-OUTPUT_HEADER = struct.Struct("!BQ")
-FLAG_CHECKPOINT = 1
+JSON_KIND = 1
 MAX_PAYLOAD = 4 * 1024 * 1024
 # Before the secret is proven a peer may only send a small hello.
 MAX_HELLO_PAYLOAD = 4096
-
-
-class FrameKind(IntEnum):
-    JSON = 1
-    OUTPUT = 2
-    INPUT = 3
+# The handoff: its largest message, the most early client bytes it carries, its time limit.
+HANDOFF_MAX_MESSAGE = 64 * 1024
+HANDOFF_MAX_PENDING = 16 * 1024
+HANDOFF_TIMEOUT = 5.0
 
 
 class ProtocolError(Exception):
@@ -91,21 +69,6 @@ class JsonFrame:
     text: str
 
 
-@dataclass(frozen=True, slots=True)
-class OutputFrame:
-    offset: int
-    data: bytes
-    checkpoint: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class InputFrame:
-    data: bytes
-
-
-Frame = JsonFrame | OutputFrame | InputFrame
-
-
 def dumps(message: dict[str, object]) -> str:
     return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
 
@@ -114,65 +77,18 @@ def encode_json(message: dict[str, object]) -> bytes:
     payload = dumps(message).encode()
     if len(payload) > MAX_PAYLOAD:
         raise ValueError(f"JSON frame of {len(payload)} bytes exceeds {MAX_PAYLOAD}")
-    return HEADER.pack(len(payload), FrameKind.JSON) + payload
+    return HEADER.pack(len(payload), JSON_KIND) + payload
 
 
-def output_frame_size(data_len: int) -> int:
-    return HEADER.size + OUTPUT_HEADER.size + data_len
-
-
-def write_output_header(
-    target: bytearray, data_len: int, offset: int, checkpoint: bool = False
-) -> int:
-    """Write the headers of an output frame at the start of `target`; returns where data goes."""
-    if data_len + OUTPUT_HEADER.size > MAX_PAYLOAD:
-        raise ValueError(f"output frame of {data_len} bytes exceeds {MAX_PAYLOAD}")
-    HEADER.pack_into(target, 0, OUTPUT_HEADER.size + data_len, FrameKind.OUTPUT)
-    OUTPUT_HEADER.pack_into(target, HEADER.size, FLAG_CHECKPOINT if checkpoint else 0, offset)
-    return HEADER.size + OUTPUT_HEADER.size
-
-
-def encode_output(offset: int, data: bytes, checkpoint: bool = False) -> bytes:
-    frame = bytearray(output_frame_size(len(data)))
-    start = write_output_header(frame, len(data), offset, checkpoint)
-    frame[start:] = data
-    return bytes(frame)
-
-
-def encode_input(data: bytes) -> bytes:
-    if len(data) > MAX_PAYLOAD:
-        raise ValueError(f"input frame of {len(data)} bytes exceeds {MAX_PAYLOAD}")
-    return HEADER.pack(len(data), FrameKind.INPUT) + data
-
-
-def encode_frame(frame: Frame) -> bytes:
-    if isinstance(frame, JsonFrame):
-        return encode_json(frame.message)
-    if isinstance(frame, OutputFrame):
-        return encode_output(frame.offset, frame.data, frame.checkpoint)
-    return encode_input(frame.data)
-
-
-def _decode_payload(kind: int, view: memoryview) -> Frame:
-    if kind == FrameKind.OUTPUT:
-        if len(view) < OUTPUT_HEADER.size:
-            raise ProtocolError("output frame shorter than its header")
-        flags, offset = OUTPUT_HEADER.unpack_from(view)
-        if flags & ~FLAG_CHECKPOINT:
-            raise ProtocolError(f"unknown output flags {flags:#x}")
-        return OutputFrame(offset, bytes(view[OUTPUT_HEADER.size :]), bool(flags & FLAG_CHECKPOINT))
-    if kind == FrameKind.INPUT:
-        return InputFrame(bytes(view))
-    if kind == FrameKind.JSON:
-        try:
-            text = str(view, "utf-8")
-            message = json.loads(text)
-        except (UnicodeDecodeError, ValueError) as exc:
-            raise ProtocolError(f"JSON frame is not valid UTF-8 JSON: {exc}") from None
-        if not isinstance(message, dict):
-            raise ProtocolError("JSON frame must hold an object")
-        return JsonFrame(message, text)
-    raise ProtocolError(f"unknown frame kind {kind}")
+def _decode_payload(view: memoryview) -> JsonFrame:
+    try:
+        text = str(view, "utf-8")
+        message = json.loads(text)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ProtocolError(f"JSON frame is not valid UTF-8 JSON: {exc}") from None
+    if not isinstance(message, dict):
+        raise ProtocolError("JSON frame must hold an object")
+    return JsonFrame(message, text)
 
 
 class FrameDecoder:
@@ -187,18 +103,18 @@ class FrameDecoder:
     def buffered(self) -> int:
         return len(self._buffer)
 
-    def feed(self, data: bytes | bytearray | memoryview) -> list[Frame]:
+    def feed(self, data: bytes | bytearray | memoryview) -> list[JsonFrame]:
         if self._failed is not None:
             raise self._failed
         buffer = self._buffer
         buffer += data
-        frames: list[Frame] = []
+        frames: list[JsonFrame] = []
         position = 0
         size = len(buffer)
         try:
             while size - position >= HEADER.size:
                 length, kind = HEADER.unpack_from(buffer, position)
-                if kind not in _KINDS:
+                if kind != JSON_KIND:
                     raise ProtocolError(f"unknown frame kind {kind}")
                 if length > self.max_payload:
                     raise ProtocolError(
@@ -208,7 +124,7 @@ class FrameDecoder:
                 if end > size:
                     break
                 with memoryview(buffer) as view, view[position + HEADER.size : end] as payload:
-                    frames.append(_decode_payload(kind, payload))
+                    frames.append(_decode_payload(payload))
                 position = end
         except ProtocolError as exc:
             self._failed = exc
@@ -217,6 +133,3 @@ class FrameDecoder:
         if position:
             del buffer[:position]
         return frames
-
-
-_KINDS = frozenset(int(kind) for kind in FrameKind)

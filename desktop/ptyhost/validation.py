@@ -1,7 +1,7 @@
 """The rules for what a client may ask of the PTY host, written once for both sides.
 
 The PTY host checks every request with these parsers; the service (desktop.server) imports
-the same ones to answer bad WebSocket queries and text frames before they reach the host.
+the same ones to answer a bad WebSocket query before it hands the connection over.
 Every refusal is a PtyHostError of type `request.invalid` (status 400) whose message names
 the bad field. This module imports nothing heavier than the protocol's error type.
 """
@@ -121,7 +121,7 @@ class AttachRequest:
 
 
 def parse_attach(params: Mapping[str, object]) -> AttachRequest:
-    """The host's check of an `attach` request (JSON values)."""
+    """The host's check of the attach parameters of a handoff (JSON values)."""
     cursor = params.get("cursor")
     if cursor is not None and not (strict_int(cursor) and cursor >= 0):
         raise invalid("`cursor` must be a non-negative integer.")

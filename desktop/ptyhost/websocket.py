@@ -1,17 +1,12 @@
 """A browser's WebSocket, handed to the PTY host by the service, as an attachment's sink.
 
-The service authenticates the request and checks the handshake, then passes the connected
-TCP socket here (handoff.py); from then on keystrokes and output cross one process. Frames
-the client sends are parsed by the sans-I/O protocol of `websockets` (masking, fragments,
-ping/pong, the 1 MiB message limit and the close codes that go with them: 1009 too
-big, 1007 bad UTF-8, 1002 protocol errors, as aiohttp answered when the service relayed).
-Frames to the client are written by wsframe.py, one socket write each. Text messages
-are decoded here (strict UTF-8) and parsed with the rules the service applied before
-(validation.parse_client_text).
-
-Flow control is the same as on a host connection: the attachment stops sending when the
-client's unacknowledged bytes reach the window or when the socket's send buffer is above
-its high-water mark (pause_writing), and input stops being read while the PTY lags.
+Frames from the client are parsed by the sans-I/O protocol of `websockets` (masking,
+fragments, ping/pong, the 1 MiB message limit and its close codes: 1009 too big, 1007 bad
+UTF-8, 1002 protocol errors); text is decoded strictly and parsed by
+validation.parse_client_text. Frames to the client are built by wsframe.py, one socket write
+each. The attachment stops sending when the client's unacknowledged bytes reach its window
+or the socket's send buffer passes its high-water mark (pause_writing), and input stops
+being read while the PTY lags.
 """
 
 from __future__ import annotations
@@ -129,7 +124,7 @@ class WebSocketSink(asyncio.Protocol):
     def write_paused(self) -> bool:
         return self._write_paused
 
-    def output_buffer(self, length: int, offset: int, checkpoint: bool) -> tuple[bytearray, int]:
+    def output_buffer(self, length: int) -> tuple[bytearray, int]:
         return wsframe.output_buffer(length)
 
     def send_frame(self, frame: bytes | bytearray) -> None:

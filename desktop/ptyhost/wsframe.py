@@ -9,23 +9,14 @@ of the ring and one socket write, and nothing per byte (server frames are never 
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import struct
 
 OP_TEXT = 0x1
 OP_BINARY = 0x2
 _FIN = 0x80
-_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 _SHORT = struct.Struct("!BB")
 _MEDIUM = struct.Struct("!BBH")
 _LONG = struct.Struct("!BBQ")
-
-
-def accept_key(key: str) -> str:
-    """`Sec-WebSocket-Accept` for a client's `Sec-WebSocket-Key`."""
-    digest = hashlib.sha1(key.encode("ascii") + _GUID).digest()
-    return base64.b64encode(digest).decode("ascii")
 
 
 def handshake_response(accept: str) -> bytes:

@@ -1,21 +1,14 @@
-"""The service's end of a WebSocket handoff: give an authenticated upgrade to the PTY host.
-
-Called by the connect route once the ticket (or Bearer token), the query and the handshake
-headers were checked: the connected socket goes to the PTY host (desktop.ptyhost.handoff),
-which answers the upgrade with its 101 and serves the attachment itself. This process then
-forgets the connection without a byte or a FIN: its file descriptor is closed, the host's
-copy keeps the connection open. A refusal leaves the connection ours, untouched, to answer
-with the usual JSON error.
-"""
+"""The service's end of a WebSocket handoff: once the connect route has checked an upgrade, its
+connection goes to the PTY host (desktop.ptyhost.handoff_client), which writes the 101 and
+serves the attachment; a refusal leaves the connection here, untouched, for a JSON error."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
 from desktop.process.registration import HostRegistration
-from desktop.ptyhost.handoff import hand_off
+from desktop.ptyhost.handoff_client import accept_key, hand_off
 from desktop.ptyhost.validation import AttachRequest
-from desktop.ptyhost.wsframe import accept_key
 from desktop.server.errors import ApiError
 
 

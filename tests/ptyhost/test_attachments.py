@@ -1,4 +1,4 @@
-"""Every rule of the attachment protocol, against a real daemon, PTYs and sockets."""
+"""Every rule of the attachment protocol, against a real daemon, PTYs and handed-off sockets."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from desktop.ptyhost.client import PtyHostClient
 from desktop.ptyhost.flow import FlowLimits
-from desktop.ptyhost.protocol import OutputFrame, PtyHostError
+from desktop.ptyhost.protocol import PtyHostError
 from tests.support.host import HostFactory, attach, shell
 from tests.support.wait import wait_for
 
@@ -65,13 +65,10 @@ async def test_replay_from_any_cursor_is_exact_then_live_follows(host: PtyHostCl
         await reader.until(lambda r: r.output.count(b"live words") == 2, what="echo and cat")
     assert bytes(part.output) == bytes(whole.output)[middle:]
     assert bytes(at_end.output) == bytes(whole.output)[len(everything) :]
-    # Every frame carries the offset of its first byte: contiguous, no gap, no duplicate.
-    position = middle
-    for kind, offset, length in part.frames:
-        if kind == "output":
-            assert offset == position
-            position += length
-    assert part.cursor == position == len(part.output) + middle
+    # A client's cursor (replay.end plus the bytes since) is the terminal's own offset of
+    # the next byte: no gap, no duplicate.
+    assert part.cursor == len(part.output) + middle
+    assert part.cursor == whole.cursor == at_end.cursor == await tail_of(host, terminal_id)
 
 
 async def test_reconnect_mid_stream_sees_every_byte_exactly_once(host: PtyHostClient) -> None:
@@ -282,8 +279,8 @@ async def test_slow_observer_is_resynchronised_never_stalls_the_controller(
     # The observer, never acking, was sent at most a window of bytes meanwhile.
     sent = observer.unacked  # what it read while attaching, never acknowledged
     while (frame := observer.attachment.next_ready()) is not None:
-        if isinstance(frame, OutputFrame):
-            sent += len(frame.data)
+        if isinstance(frame, bytes):
+            sent += len(frame)
     assert 0 < sent <= FlowLimits.for_ring(64 * 1024).window_high
     observer.ack = True
     await observer.attachment.ack(64 * 1024 * 1024)

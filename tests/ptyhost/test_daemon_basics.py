@@ -14,7 +14,13 @@ from desktop.config import Settings
 from desktop.process.registration import HostRegistration
 from desktop.ptyhost.client import PtyHostClient
 from desktop.ptyhost.hostfiles import read_host_registration
-from desktop.ptyhost.protocol import HEADER, PtyHostError, PtyHostUnavailable, encode_json
+from desktop.ptyhost.protocol import (
+    HEADER,
+    PROTOCOL_VERSION,
+    PtyHostError,
+    PtyHostUnavailable,
+    encode_json,
+)
 from tests.support.host import SHELL, attach, shell
 
 
@@ -118,7 +124,7 @@ async def test_unknown_ids_and_bad_updates(host: PtyHostClient) -> None:
     for field in ("title", "size", "status", "pid", "cwd", "command", "args"):
         assert after[field] == info[field]
     with pytest.raises(PtyHostError) as missing_attach:
-        await host.attach("pty_nope")
+        await attach(host, "pty_nope")
     assert missing_attach.value.status == 404
     bad_attaches: list[dict[str, Any]] = [
         {"cursor": -1},
@@ -127,7 +133,7 @@ async def test_unknown_ids_and_bad_updates(host: PtyHostClient) -> None:
     ]
     for bad_attach in bad_attaches:
         with pytest.raises(PtyHostError) as refused:
-            await host.attach(terminal_id, **bad_attach)
+            await attach(host, terminal_id, **bad_attach)
         assert refused.value.status == 400
 
 
@@ -141,7 +147,7 @@ async def test_wrong_secret_is_refused_and_changes_nothing(
     from desktop.ptyhost.client import open_host_connection
 
     with pytest.raises(PtyHostUnavailable, match="Wrong secret"):
-        await open_host_connection(forged, "control")
+        await open_host_connection(forged)
     assert len(await host.list()) == 1
 
 
@@ -218,6 +224,30 @@ async def test_garbage_after_the_hello_closes_only_that_connection(
     await watcher.type_line("echo still-here")
     await watcher.until_output(b"still-here\r\n")
     assert len(await host.list()) == 1
+
+
+async def test_a_hello_for_anything_but_control_is_refused(
+    host: PtyHostClient, settings: Settings
+) -> None:
+    # Attachments have one path, the handed-off WebSocket: the host socket is control only.
+    registration = read_host_registration(settings)
+    assert registration is not None
+    reader, writer = await raw_connection(registration)
+    writer.write(
+        encode_json(
+            {
+                "type": "hello",
+                "secret": registration.secret,
+                "protocol": PROTOCOL_VERSION,
+                "role": "attach",
+            }
+        )
+    )
+    error = await read_frame(reader)
+    assert error["error"]["type"] == "protocol.invalid_role"  # type: ignore[index]
+    assert await asyncio.wait_for(reader.read(), 5) == b""
+    writer.close()
+    assert (await host.ping())["epoch"] == host.epoch
 
 
 async def test_echo_through_an_attachment(host: PtyHostClient) -> None:

@@ -21,8 +21,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from desktop.config import Settings
-from desktop.ptyhost.handoff import handoff_path
-from desktop.ptyhost.hostfiles import read_host_registration
+from desktop.ptyhost.hostfiles import handoff_path, read_host_registration
 from tests.support.app import TOKEN
 from tests.support.host import stop_host
 from tests.support.service import Service, serve

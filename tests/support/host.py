@@ -1,5 +1,5 @@
 """A real PTY host for tests: one daemon per test (the fixtures), stopping it for good,
-attachment readers, a plain shell.
+attachment readers (over a handed-off WebSocket, tests/support/handoff.py), a plain shell.
 
 The fixtures are imported by the conftests of the suites that need a host (ptyhost, tools)."""
 
@@ -11,14 +11,17 @@ import dataclasses
 import os
 import signal
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
 
 import pytest
 
 from desktop.config import Settings
 from desktop.process.liveness import is_alive
-from desktop.ptyhost.client import PtyAttachment, PtyHostClient, TextMessage
+from desktop.ptyhost.client import PtyHostClient
 from desktop.ptyhost.hostfiles import read_host_registration
 from desktop.ptyhost.launcher import ensure_host
+from desktop.ptyhost.validation import AttachRequest, Role
+from tests.support.handoff import HandedOffAttachment, Text, attach_websocket
 from tests.support.reader import StreamReader
 from tests.support.wait import wait_for
 
@@ -78,9 +81,15 @@ async def host(start_host: HostFactory) -> PtyHostClient:
 
 
 class Reader(StreamReader):
-    """Reads an attachment: output bytes (replay + live), messages, auto acks."""
+    """Reads an attachment over its handed-off WebSocket: output bytes (replay + live),
+    messages, screen checkpoints, automatic acks.
 
-    def __init__(self, attachment: PtyAttachment, *, ack: bool = True) -> None:
+    Binary frames carry no offset on this wire: `frames` records where each one starts by
+    the protocol's rules (the replay from `requested`, or a checkpoint ending at `end` when
+    it is truncated; live bytes from `replay_complete.end`; after `resync`, one frame of
+    checkpoint: a screen's checkpoint is far below the host's 1 MiB replay chunk)."""
+
+    def __init__(self, attachment: HandedOffAttachment, *, ack: bool = True) -> None:
         super().__init__()
         self.attachment = attachment
         self.attached = attachment.attached
@@ -91,6 +100,10 @@ class Reader(StreamReader):
         self.unacked = 0
         self.ended = False
         self.replay_end: int | None = None
+        replay = self.attached["replay"]
+        assert isinstance(replay, dict)
+        self._checkpoint_at: int | None = int(replay["end"]) if replay["truncated"] else None
+        self._position = int(replay["requested"])
         self._live_bytes = 0
 
     @property
@@ -104,36 +117,56 @@ class Reader(StreamReader):
         if message is None:
             self.ended = True
             return False
-        if isinstance(message, TextMessage):
-            self.messages.append(message.message)
-            self.frames.append((str(message.message.get("type")), None, 0))
-            if message.message.get("type") == "replay_complete":
-                end = message.message.get("end")
-                assert isinstance(end, int)
-                self.replay_end = end
+        if isinstance(message, Text):
+            self._on_text(message.message)
             return True
-        if message.checkpoint:
-            self.checkpoints.append(message.data)
-            self.frames.append(("checkpoint", message.offset, len(message.data)))
-        else:
-            self.frames.append(("output", message.offset, len(message.data)))
-            self.output += message.data
+        if self._checkpoint_at is not None:
+            self.checkpoints.append(message)
+            self.frames.append(("checkpoint", self._checkpoint_at, len(message)))
             if self.replay_end is not None:
-                self._live_bytes += len(message.data)
-        self.unacked += len(message.data)
+                self._checkpoint_at = None  # a resync's checkpoint is one frame
+        else:
+            self.frames.append(("output", self._position, len(message)))
+            self._position += len(message)
+            self.output += message
+            if self.replay_end is not None:
+                self._live_bytes += len(message)
+        self.unacked += len(message)
         if self.ack and self.unacked:
             await self.attachment.ack(self.unacked)
             self.unacked = 0
         return True
+
+    def _on_text(self, message: dict[str, Any]) -> None:
+        self.messages.append(message)
+        kind = message.get("type")
+        self.frames.append((str(kind), None, 0))
+        if kind == "replay_complete":
+            self.replay_end = int(message["end"])
+            self._checkpoint_at = None
+            self._position = self.replay_end
+        elif kind == "resync":
+            self._checkpoint_at = int(message["end"])
+            self._position = int(message["end"])
 
     async def type_line(self, line: str) -> None:
         await self.attachment.send_input(line.encode() + b"\r")
 
 
 async def attach(
-    client: PtyHostClient, terminal_id: str, *, ack: bool = True, **kw: object
+    client: PtyHostClient,
+    terminal_id: str,
+    *,
+    ack: bool = True,
+    cursor: int | None = None,
+    attachment_id: str | None = None,
+    role: Role = "controller",
+    takeover: bool = False,
+    epoch: str | None = None,
 ) -> Reader:
-    attachment = await client.attach(terminal_id, **kw)  # type: ignore[arg-type]
+    """Attach as a browser tab does (through the handoff listener); read up to the replay's end."""
+    request = AttachRequest(cursor, role, takeover, epoch, attachment_id)
+    attachment = await attach_websocket(client.registration, terminal_id, request)
     reader = Reader(attachment, ack=ack)
     await reader.until_type("replay_complete")
     return reader

@@ -1,25 +1,9 @@
-"""Handing a browser's WebSocket from the service to the PTY host (`SCM_RIGHTS`).
-
-The service authenticates the upgrade request (token or single-use ticket), checks its
-query and handshake, and then, instead of relaying frames, passes the connected TCP socket
-to the host. The host writes the 101 and speaks WebSocket on it itself (websocket.py), so
-each keystroke and each output byte crosses one process instead of two, and the tab stays
-connected while the service restarts. The browser still only ever talks to the service's
-address and only the service checks its credentials: the host accepts sockets only from a
-peer that proves the host's secret on its private socket.
-
-Wire: `pty-host/handoff.sock` (next to host.sock, same 0700 directory), SOCK_SEQPACKET, one
-request per connection. The service sends one message: a JSON object (`type: "handoff"`,
-`secret`, `protocol`, the attach parameters of protocol.py's `attach` request, `accept`:
-the Sec-WebSocket-Accept value, `pending`: base64 of bytes the client sent after its
-request, normally none) with exactly one file descriptor in SCM_RIGHTS. The host answers
-`{"ok": true}` once it owns the socket, or `{"ok": false, "error": {...}}` having written
-nothing to it; the service then answers the HTTP request itself, as before the upgrade.
-"""
+"""The daemon's end of the handoff: take a browser's TCP socket from the service over
+`pty-host/handoff.sock` (only with the host's secret, only from our own user) and serve an
+attachment on it as a WebSocket (websocket.py). The wire is in protocol.py."""
 
 from __future__ import annotations
 
-import array
 import asyncio
 import base64
 import contextlib
@@ -27,103 +11,44 @@ import hmac
 import json
 import logging
 import os
+import secrets
 import socket
 import stat
 import struct
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from pathlib import Path
 
-from desktop.process.registration import HostRegistration
-from desktop.ptyhost.protocol import PROTOCOL_VERSION, PtyHostError, PtyHostUnavailable, dumps
-from desktop.ptyhost.validation import AttachRequest
+from desktop.ptyhost.attachment import Attachment
+from desktop.ptyhost.host import PtyHost
+from desktop.ptyhost.protocol import (
+    HANDOFF_MAX_MESSAGE,
+    HANDOFF_MAX_PENDING,
+    HANDOFF_TIMEOUT,
+    PROTOCOL_VERSION,
+    PtyHostError,
+    dumps,
+)
+from desktop.ptyhost.validation import AttachRequest, parse_attach
+from desktop.ptyhost.websocket import GOING_AWAY, WebSocketSink
+from desktop.ptyhost.wsframe import handshake_response
 
 log = logging.getLogger("desk.ptyhost.handoff")
 
-HANDOFF_SOCKET_NAME = "handoff.sock"
-MAX_REQUEST = 64 * 1024
-MAX_PENDING = 16 * 1024
-REQUEST_TIMEOUT = 5.0
-
-
-def handoff_path(registration: HostRegistration) -> Path:
-    return Path(registration.socket).with_name(HANDOFF_SOCKET_NAME)
-
-
-# ----- the service's side -----------------------------------------------------------------
-
-
-async def hand_off(
-    registration: HostRegistration,
-    fd: int,
-    terminal_id: str,
-    request: AttachRequest,
-    accept: str,
-    pending: bytes = b"",
-) -> None:
-    """Give the connected socket `fd` to the host; returns once the host owns it.
-
-    Raises PtyHostError (404 unknown terminal, 400 bad parameters, 503 no host) with
-    nothing written to the socket, so the caller can still answer with an HTTP error."""
-    if len(pending) > MAX_PENDING:
-        raise PtyHostError(
-            "request.invalid", "The client sent data before the handshake completed.", 400
-        )
-    message = {
-        "type": "handoff",
-        "secret": registration.secret,
-        "protocol": PROTOCOL_VERSION,
-        "terminal": terminal_id,
-        "cursor": request.cursor,
-        "attachment_id": request.attachment_id,
-        "role": request.role,
-        "takeover": request.takeover,
-        "epoch": request.epoch,
-        "accept": accept,
-        "pending": base64.b64encode(pending).decode("ascii"),
-    }
-    payload = dumps(message).encode()
-    loop = asyncio.get_running_loop()
-    link = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    link.setblocking(False)
-    try:
-        async with asyncio.timeout(REQUEST_TIMEOUT):
-            await loop.sock_connect(link, str(handoff_path(registration)))
-            fds = array.array("i", [fd])
-            # One small message on a fresh connection: the socket buffer always takes it.
-            link.sendmsg([payload], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
-            answer = await loop.sock_recv(link, MAX_REQUEST)
-    except (OSError, TimeoutError) as exc:
-        raise PtyHostUnavailable(f"Cannot hand the connection to the PTY host: {exc}") from None
-    finally:
-        link.close()
-    try:
-        parsed = json.loads(answer)
-    except ValueError:
-        parsed = None
-    if not isinstance(parsed, dict):
-        raise PtyHostUnavailable("The PTY host did not take the connection.")
-    if parsed.get("ok") is not True:
-        raise PtyHostError.from_json(parsed.get("error"))
-
-
-# ----- the host's side --------------------------------------------------------------------
-
-Adopt = Callable[[socket.socket, dict[str, object]], Awaitable[None]]
+INTERNAL_ERROR = 1011
 
 
 class HandoffListener:
-    """The host's handoff socket: checks each request and passes it on to `adopt`.
+    """The host's handoff socket, and the WebSockets it took: each request is checked, its
+    socket adopted as an attachment; a refusal closes the socket with nothing written."""
 
-    `adopt` validates the attach parameters and takes the socket, raising PtyHostError to
-    refuse (the socket is then closed here, nothing written to it)."""
-
-    def __init__(self, path: Path, secret: str, adopt: Adopt) -> None:
+    def __init__(self, path: Path, host: PtyHost) -> None:
         self.path = path
-        self.secret = secret.encode()
-        self.adopt = adopt
+        self.host = host
+        self.secret = host.secret.encode()
         self.loop = asyncio.get_running_loop()
         self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.tasks: set[asyncio.Task[None]] = set()
+        self.tasks: set[asyncio.Future[None]] = set()
+        self.websockets: set[WebSocketSink] = set()
 
     def start(self) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -135,13 +60,18 @@ class HandoffListener:
         self.loop.add_reader(self.listener.fileno(), self._accept)
 
     def close(self) -> None:
+        """Stop listening and close every adopted WebSocket with 1001 (going away)."""
         with contextlib.suppress(ValueError, OSError):
             self.loop.remove_reader(self.listener.fileno())
         self.listener.close()
         for task in list(self.tasks):
             task.cancel()
+        for websocket in list(self.websockets):
+            websocket.close(GOING_AWAY, "PTY host stopping")
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.path)
+
+    # ----- requests ---------------------------------------------------------------------
 
     def _accept(self) -> None:
         try:
@@ -151,7 +81,10 @@ class HandoffListener:
         except OSError as exc:
             log.warning("handoff accept failed: %s", exc)
             return
-        task = asyncio.ensure_future(self._serve(link))
+        self._own(self._serve(link))
+
+    def _own(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
@@ -161,11 +94,11 @@ class HandoffListener:
         try:
             if not _same_user(link):
                 return
-            async with asyncio.timeout(REQUEST_TIMEOUT):
+            async with asyncio.timeout(HANDOFF_TIMEOUT):
                 data, fds = await self._receive(link)
             try:
                 received, message = self._check(data, fds)
-                await self.adopt(received, message)
+                await self._adopt(received, message)
                 received = None  # owned by the host now
                 answer: dict[str, object] = {"ok": True}
             except PtyHostError as exc:
@@ -192,7 +125,7 @@ class HandoffListener:
             await waiter
         finally:
             self.loop.remove_reader(fd)
-        data, fds, flags, _ = socket.recv_fds(link, MAX_REQUEST, 4)
+        data, fds, flags, _ = socket.recv_fds(link, HANDOFF_MAX_MESSAGE, 4)
         if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
             for extra in fds:
                 os.close(extra)
@@ -228,6 +161,42 @@ class HandoffListener:
             for extra in sockets:
                 os.close(extra)
 
+    # ----- adopting a WebSocket ---------------------------------------------------------
+
+    async def _adopt(self, sock: socket.socket, message: dict[str, object]) -> None:
+        """Take the socket and start its attachment; refusals raise PtyHostError before
+        anything is written to the socket."""
+        terminal = self.host.terminal(message)
+        request = parse_attach(message)
+        handshake = handshake_response(accept_value(message))
+        pending = pending_bytes(message)
+        sock.setblocking(False)
+        try:
+            _, sink = await self.loop.connect_accepted_socket(
+                lambda: WebSocketSink(handshake, pending, self.websockets.discard), sock=sock
+            )
+        except OSError as exc:
+            raise PtyHostError(
+                "pty.handoff_failed", f"Cannot take the socket: {exc}", 503
+            ) from None
+        self.websockets.add(sink)
+        attachment = Attachment(
+            terminal, request.attachment_id or f"att_{secrets.token_hex(8)}", sink
+        )
+        sink.attachment = attachment
+        self._own(_go_live(sink, attachment, request))
+
+
+async def _go_live(sink: WebSocketSink, attachment: Attachment, request: AttachRequest) -> None:
+    try:
+        live = await attachment.begin(request)
+    except Exception:
+        log.exception("a WebSocket attachment failed to start")
+        sink.close(INTERNAL_ERROR)
+        return
+    if live:
+        sink.go_live()
+
 
 _PEERCRED = struct.Struct("3i")
 
@@ -245,7 +214,7 @@ def _same_user(link: socket.socket) -> bool:
 def pending_bytes(message: dict[str, object]) -> bytes:
     """The early client bytes a handoff carries (checked base64, bounded)."""
     raw = message.get("pending", "")
-    if not isinstance(raw, str) or len(raw) > MAX_PENDING * 2:
+    if not isinstance(raw, str) or len(raw) > HANDOFF_MAX_PENDING * 2:
         raise PtyHostError("request.invalid", "`pending` must be base64 text.", 400)
     try:
         return base64.b64decode(raw, validate=True)
