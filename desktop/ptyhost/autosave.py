@@ -1,21 +1,6 @@
-"""Crash insurance: the PTY host keeps a recent save of every terminal, so a host that dies
-(kill -9, out of memory) loses its programs but not its tabs.
-
-The files are the quit-time format (revive.SavedTerminal, one 0600 JSON file per terminal,
-written atomically) in their own directory, `terminals/autosave/` (0700). Their presence
-means "the host that wrote them did not exit cleanly": a clean exit saves into
-`terminals/` (or discards, when asked not to save) and then empties this directory. The next
-host revives each file that no quit-time save supersedes, with a marker saying it was
-recovered after a crash.
-
-Off the hot path: nothing here runs per output chunk. One task wakes every few seconds
-(TICK_SECONDS, or the interval if shorter), reads each terminal's output offset, title, size
-and status, and looks up the cwd of the running ones in one thread hop. A terminal is saved
-when it has never been, when its title, cwd, size or status changed (at the next tick), or
-when it printed output and its last save is `interval` old. The screen is taken with
-`final_screen()` in the screen executor, the files are written in a thread, and the task is
-the only writer, so a deleted terminal's file is never written back after its removal.
-"""
+"""Crash insurance: the PTY host keeps a recent save of every terminal in
+`terminals/autosave/`, so a host that dies loses its programs but not its tabs (how, off the
+hot path: docs/pty-host.md, "Crash insurance")."""
 
 from __future__ import annotations
 

@@ -1,27 +1,6 @@
-"""The agent's commands in the PTY host: jobs, terminals keyed by session and tool call.
-
-A job is a terminal like any other (a tab in its session's group, output in the ring,
-attachable, view-only in the UI until the user takes control) with three differences:
-
-- it is found by its key `job:<session>:<call>` (validation.JOB_KEY), and starting a key
-  twice returns the first job: the command never runs twice, so a service that restarts in
-  the middle of a tool call adopts the job instead of repeating it;
-- it runs the user's shell (`$SHELL`, else /bin/sh) with `-c <command>` in a
-  non-interactive environment: TERM=dumb (programs then skip colours, progress bars and
-  cursor games, which would only be stripped again from the model's copy; prompts still
-  work for a person who takes control), PAGER/GIT_PAGER/MANPAGER=cat,
-  GIT_TERMINAL_PROMPT=0, never DESK_API_KEY;
-- it outlives its process: a finished job keeps its exit code and output (the ring, plus
-  its first HEAD_KEEP bytes kept aside, so head and tail are both available however long
-  the output) until the service removes it (`job_remove`). The host never drops a job by
-  time: only the service knows whether a notice or a tool call still needs it, so the
-  retention rule is the service's (desktop.jobs.cleanup). `collect` only
-  records that the service took the result.
-
-Jobs are not saved on `stop --all` or idle exit (Terminal.revivable is False): they end
-with the host (SIGHUP, then SIGKILL), and the next host does not know their keys, so a
-successor service sees them as gone and settles their tool calls as interrupted.
-"""
+"""The agent's commands in the PTY host: terminals found by their key `job:<session>:<call>`,
+started at most once, run non-interactively, kept after they exit until the service removes
+them (why: docs/pty-host.md, "Jobs")."""
 
 from __future__ import annotations
 
@@ -197,7 +176,7 @@ class JobTerminal(Terminal):
 
 
 class JobHost(Protocol):
-    """What jobs need of the daemon (desktop.ptyhost.daemon.PtyHost)."""
+    """What jobs need of the daemon (desktop.ptyhost.host.PtyHost)."""
 
     @property
     def context(self) -> HostContext: ...

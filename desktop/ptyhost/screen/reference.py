@@ -1,31 +1,6 @@
-"""The terminal semantics of the screen model: pyte's Screen and ByteStream, completed and fixed.
-
-`TerminalScreen` is the reference the rest of the screen model must agree with: tests feed
-it every byte and compare. Changes from plain pyte, each for a reason:
-
-- Alternate screen (private modes 47, 1047, 1049; 1048 saves/restores the cursor), which
-  pyte lacks: entering keeps the main buffer aside and shows a blank one; 1049 also saves
-  the cursor first and restores it on exit. Entering while already there, or leaving while
-  not there, does nothing.
-- The saved cursor (DECSC/DECRC) is one slot per buffer, as in xterm, instead of pyte's
-  stack (which resize() also used, clobbering it). It holds the position, attributes and
-  origin mode; restoring an empty slot homes the cursor and resets origin mode (as pyte).
-- `draw` skips unprintable characters one by one (pyte dropped the rest of the chunk, so
-  the screen depended on how the output was split into reads) and combines every
-  zero-width character (ZWJ, variation selectors, combining marks) with the previous cell
-  without wrapping first.
-- Nothing is ever stored outside the visible columns (pyte's ICH and EL 1 in the pending
-  wrap position did), so what a checkpoint reproduces is the whole state.
-- `resize` keeps the cursor on screen (rows are dropped from the top only as far as needed
-  to keep the cursor row, then from the bottom, like xterm), clamps the cursor and saved
-  cursors, resizes both buffers, resets the scroll region and extends the tab stops.
-- RIS (ESC c) also leaves the alternate screen and forgets the saved cursors.
-- The keypad mode (DECKPAM/DECKPNM, ESC = / ESC >) is kept, for checkpoints.
-- DECCOLM (132-column mode) and charset switching (ESC % @) are ignored: the size is the
-  client's, and output is always UTF-8.
-- `TerminalStream.feed` survives a sequence that makes a handler fail (pyte's stream gave
-  up on the rest of that read) by dropping just that sequence.
-"""
+"""The terminal semantics of the screen model: pyte's Screen and ByteStream, completed and
+fixed; the reference every other part must agree with (what differs from pyte, and why:
+docs/pty-host.md, "The reference screen")."""
 
 from __future__ import annotations
 

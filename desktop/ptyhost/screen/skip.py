@@ -1,71 +1,7 @@
 """Safe skipping: dropping queued output that cannot change the final screen, at C speed.
 
-"Simple" output is printable text (UTF-8 included), C0 controls other than ESC, and the CSI
-sequences SGR (m), EL (K), CHA (G), HPA (`), CUF (C), CUB (D), ECH (X), DCH (P) and ICH (@)
-with plain numeric parameters. None of them moves the cursor up, changes a mode, the scroll
-region, the tab stops or the screen buffer: they act on the cursor row, the cursor column,
-and the pen (SGR), and move down only through line feeds and auto-wrap.
-
-Claim: start from a state S with no scroll region, the parser between sequences and no
-partial UTF-8 character; queued bytes P + T, where P ends with CR LF, both simple, and T
-holds at least 2 * rows line feeds. Then S + P + T and S + P' + T end in the same state,
-where P' = the SGR sequences of P (what matters of them) + CR:
-- Every line feed (and wrap) moves the cursor down or, at the bottom row, scrolls the whole
-  screen. After `rows - 1` of them the cursor is at the bottom whatever its start row; each
-  further one scrolls. 2 * rows line feeds scroll at least `rows + 1` times, so every row on
-  screen at the end entered blank from the bottom during T, and the row above the top one
-  (which a zero-width character at column 0 could modify) did too; rows that existed
-  before T are gone, whatever P left in them.
-- Those rows depend only on T, on the column where T starts (0: P ends with CR LF, P' with
-  CR), and on the pen at its start (P and P' leave the same pen). Modes (insert, auto-wrap,
-  LNM, reverse screen, origin) and tab stops act the same in both runs: simple output does
-  not change them. Nothing else survives from P: the cursor ends on the bottom row in both.
-- SGR sequences are constant assignments of some attributes, so only the last occurrence of
-  each distinct sequence matters, and nothing before the last one starting with a reset
-  (first parameter 0 or empty) does.
-Whatever follows T (non-simple output included) then acts on equal states, so a skip needs
-only the simple bytes before the first non-simple sequence.
-The model skips only on the main screen (the proof does not need it; being conservative costs
-nothing there). Bytes U+009B/U+009D (C2 9B, C2 9D in UTF-8) are C1 CSI/OSC introducers for
-pyte, so they are not simple.
-
-Long lines without line feeds: a "run" is a stretch of printable ASCII bytes (0x20-0x7e) in
-simple output, not inside a CSI sequence (the parameters and final of `ESC [ 3 1 m` are
-printable too: a run that follows an ESC starts after the sequence). Claim: from any state
-with auto-wrap on (DECAWM), insert mode off and no scroll region, with the parser between
-sequences, a run of L characters and its last L' characters, where L' = L - D with D a
-multiple of `cols` and L' >= (2 * rows - 1) * cols + 1, end in the same state. So a run can
-be cut to its last K + (L mod cols) characters, K = (2 * rows + 1) * cols (more than needed).
-- Each character is one cell wide. pyte draws it at cursor column x if x < cols; if x = cols
-  (the pending-wrap position after the last column) it first wraps (CR, then index: down a
-  row, or at the bottom row a scroll of the whole screen that pops the bottom line, so it
-  comes back blank: a fresh line with the default blank, which only DECSCNM sets; LNM adds
-  a CR, a no-op at column 0) and draws at column 0. Then x = column + 1, so x <= cols.
-- So, from cursor column x0 (0..cols), character i (from 1) goes to column (x0 + i - 1) mod
-  cols, and for i >= 2 a wrap comes before it exactly when that column is 0 (the one before
-  went to the last column); the first wraps only if x0 = cols. This holds for one column,
-  for a pending wrap at the start and for a run that starts mid-row. With D a multiple of
-  cols, character j of the kept tail goes to the same column in both runs, and from j = 2 on
-  both runs do the same thing: the same wraps and the same cells drawn with the same pen (no
-  SGR inside a run). Only the cursor row and the screen at the start of the tail differ.
-- The kept tail has at least floor((L' - 1) / cols) >= 2 * rows - 1 wraps from j = 2 on. Each
-  wrap moves the cursor down (the row clamps at the bottom) or, at the bottom, scrolls; after
-  rows - 1 of them both runs are on the bottom row, and from the next one on they do the very
-  same operations, including at least rows scrolls. Every row on screen at the end therefore
-  came in blank from the bottom during that common part and got the same cells: the screen,
-  the cursor (x, bottom row) and the pen are equal; nothing else is touched by drawing.
-- With auto-wrap off or insert mode on, characters act differently, so the model cuts runs
-  only when the parsed front of the queue has auto-wrap on and insert mode off (simple
-  output cannot change modes), besides the conditions of the first claim.
-- A run of n characters wraps at least floor((n - 1) / cols) times from any start column,
-  and each wrap moves down or scrolls as a line feed does: in the first claim, T may hold a
-  run of at least (2 * rows + 1) * cols characters instead of 2 * rows line feeds (with
-  auto-wrap on). So the lines before the last such run (from the CR LF before it) go too.
-Runs are found at C speed: aligned blocks of half the shortest run worth cutting are probed
-with one regex match each (which stops at the first control: text with line breaks costs a
-few steps per block); a block with no control is widened to its run. Multi-byte UTF-8 text is
-not cut (one-cell and other characters would have to be told apart).
-"""
+Why each skip is safe (simple output, lines scrolled away, long runs cut) is proved in
+docs/screen-skip.md."""
 
 from __future__ import annotations
 
