@@ -213,7 +213,7 @@ def restored_prefix(saved: SavedTerminal, note: str = "restored {stamp}") -> byt
 
 
 class Host(Protocol):
-    """What reviving needs of the daemon (desktop.ptyhost.daemon.PtyHost)."""
+    """What reviving needs of the daemon (desktop.ptyhost.host.PtyHost)."""
 
     @property
     def context(self) -> HostContext: ...

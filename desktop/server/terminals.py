@@ -1,11 +1,6 @@
-"""Terminal routes of the service: REST, connect tickets and the WebSocket relay.
-
-The service owns no terminal: every request goes to the PTY host (desktop.ptyhost), which
-is started on first use and outlives the service. The WebSocket route authenticates and
-checks the upgrade, then hands the connection to the PTY host (handoff.py), which serves
-the attachment on it: the service is not in the byte path, and a tab stays connected while
-the service restarts.
-"""
+"""Terminal routes of the service: REST, connect tickets and the WebSocket upgrade, which is
+checked here and then handed to the PTY host (handoff.py), so the service is not in the byte
+path and a tab stays connected while the service restarts."""
 
 from __future__ import annotations
 
