@@ -9,6 +9,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from desktop import __version__
 from desktop.config import Settings, load_settings
 
 
@@ -25,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_dirs(parser, top=True)
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug details")
+    parser.add_argument("--version", action="version", version=f"desk {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     serve = commands.add_parser("serve", help="run the service in the foreground")
@@ -47,6 +49,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     selftest = commands.add_parser("self-test", help="check that this installation works")
     _add_dirs(selftest)
+
+    entry = commands.add_parser(
+        "install-desktop-entry",
+        help="add Desk to this user's application menu (for a wheel or source install)",
+    )
+    entry.add_argument("--remove", action="store_true", help="remove the entry and icon")
     return parser
 
 
@@ -109,6 +117,23 @@ def _public(info: dict[str, object]) -> dict[str, object]:
     return {key: value for key, value in info.items() if key != "token"}
 
 
+def _install_desktop_entry(remove: bool) -> int:
+    from desktop.app.desktop_entry import UserEntry, this_installation
+
+    entry = UserEntry.from_environment()
+    if remove:
+        removed = entry.remove()
+        print("\n".join(f"removed {path}" for path in removed) or "no desktop entry to remove")
+        return 0
+    try:
+        entry.install(this_installation())
+    except OSError as exc:
+        print(f"desk: cannot write the desktop entry: {exc}", file=sys.stderr)
+        return 1
+    print(f"installed {entry.entry_path}\ninstalled {entry.icon_path}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _configure_logging(args.verbose)
@@ -140,6 +165,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from desktop.selftest import run_self_test
 
         return run_self_test()
+    if args.command == "install-desktop-entry":
+        return _install_desktop_entry(args.remove)
     from desktop.app.service import ServiceError
 
     try:

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from desktop import __version__
 from desktop.app.process import desk_serve_pids, is_desk_serve, serve_pids_for
 from desktop.config import Settings, desk_command, write_private_file
 from desktop.process.datadir import current_owner
@@ -372,9 +373,22 @@ def restart_service(settings: Settings) -> dict[str, object]:
 
 
 def ensure_service(settings: Settings) -> dict[str, object]:
-    """The running service's registration, or a freshly started one; a hung one is replaced."""
+    """The running service's registration, or a freshly started one; a hung one is replaced,
+    and so is a managed one of another Desk version (an upgrade installed while it ran: its
+    successor runs this version's code and adopts the PTY host's terminals and jobs)."""
     info = start_service(settings)
-    if info.get("already_running") and _health(str(info["url"]), str(info["token"])) is None:
+    if not info.get("already_running"):
+        return info
+    health = _health(str(info["url"]), str(info["token"]))
+    if health is None:
         log.warning("service pid %s does not answer; restarting it", info["pid"])
-        info = restart_service(settings)
+        return restart_service(settings)
+    if health.get("version") != __version__ and info.get("managed", True):
+        log.info(
+            "service pid %s runs Desk %s; restarting it as %s",
+            info["pid"],
+            health.get("version"),
+            __version__,
+        )
+        return restart_service(settings)
     return info
