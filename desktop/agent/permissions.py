@@ -8,6 +8,13 @@ a running call awaits; after a restart the recovered turn runs the call again, f
 request still waiting in kv and awaits a new future, so the question is shown again and
 answered once. A reply is checked inside its own transaction (the projection refuses a
 reply to nothing), so two windows answering at once cannot both win.
+
+A child session (a subagent's) is never less restricted than its ancestors: at every check
+the mode is `ask` when the session or any ancestor is in `ask`, and a tool is allowed for the
+session when it or an ancestor allowed it, so a later change of the parent applies to its
+children at once. Spawning a subagent is itself asked in `ask` mode (its prompt is shown).
+An approval is bound to the exact call it showed: a waiting request whose tool or input
+differ from the call being checked is never taken as its answer.
 """
 
 from __future__ import annotations
@@ -24,7 +31,8 @@ from desktop.store import sessions as q
 
 MODES = ("auto", "ask")
 REPLIES = ("once", "session", "deny")
-GUARDED_TOOLS = frozenset({"shell", "write", "edit"})
+GUARDED_TOOLS = frozenset({"shell", "write", "edit", "subagent"})
+MAX_ANCESTRY = 64  # a parent chain longer than this (or a cycle) counts as restricted
 DENIED = "denied by the user"
 
 
@@ -33,10 +41,47 @@ def mode_of(conn: sqlite3.Connection, session_id: str) -> str:
     return value if isinstance(value, str) and value in MODES else "auto"
 
 
+def lineage(conn: sqlite3.Connection, session_id: str) -> list[str] | None:
+    """The session then its ancestors (parent first); None when the chain is broken by a
+    cycle or is too long (then the strictest answer applies)."""
+    chain = [session_id]
+    while len(chain) <= MAX_ANCESTRY:
+        found = q.get_session(conn, chain[-1])
+        parent = found.get("parent_id") if found is not None else None
+        if not isinstance(parent, str) or not parent:
+            return chain
+        if parent in chain:
+            return None
+        chain.append(parent)
+    return None
+
+
+def effective_mode(conn: sqlite3.Connection, session_id: str) -> str:
+    """`ask` when the session or any ancestor asks: a child is never less restricted."""
+    chain = lineage(conn, session_id)
+    if chain is None:
+        return "ask"
+    return "ask" if any(mode_of(conn, sid) == "ask" for sid in chain) else "auto"
+
+
+def allowed_in(conn: sqlite3.Connection, session_id: str, tool: str) -> bool:
+    """The tool was allowed for the rest of the session by the session or an ancestor."""
+    chain = lineage(conn, session_id) or [session_id]
+    return any(q.kv_get(conn, permission_key(sid, "allow", tool)) is True for sid in chain)
+
+
 def pending_of(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
     rows = q.kv_prefix(conn, permission_key(session_id, "ask", ""))
     items = [v for v in rows.values() if isinstance(v, dict)]
     return sorted(items, key=lambda v: (v.get("time", {}).get("created", 0), v["call_id"]))
+
+
+def _same_call(waiting: object, tool: str, args: Mapping[str, Any]) -> bool:
+    return (
+        isinstance(waiting, dict)
+        and waiting.get("tool") == tool
+        and waiting.get("input") == dict(args)
+    )
 
 
 class Permissions:
@@ -73,14 +118,18 @@ class Permissions:
         if tool not in GUARDED_TOOLS:
             return True
 
-        def state(conn: sqlite3.Connection) -> tuple[str, bool, bool]:
+        def state(conn: sqlite3.Connection) -> tuple[str, bool, object]:
             return (
-                mode_of(conn, session_id),
-                q.kv_get(conn, permission_key(session_id, "allow", tool)) is True,
-                q.kv_get(conn, permission_key(session_id, "ask", call_id)) is not None,
+                effective_mode(conn, session_id),
+                allowed_in(conn, session_id, tool),
+                q.kv_get(conn, permission_key(session_id, "ask", call_id)),
             )
 
-        mode, allowed, asked = await self._read(state)
+        mode, allowed, waiting = await self._read(state)
+        asked = waiting is not None
+        if asked and not _same_call(waiting, tool, args):
+            # A request for this id that showed another call: its answer is not this call's.
+            return False
         if (mode == "auto" or allowed) and not asked:
             return True
         key = (session_id, call_id)

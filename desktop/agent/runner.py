@@ -29,8 +29,9 @@ import asyncio
 import contextlib
 import logging
 import sqlite3
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import aiohttp
@@ -78,6 +79,7 @@ class SessionRunner:
         profile: ProfileSource,
         tools: Mapping[str, Tool],
         permissions: Permissions,
+        private_dirs: Sequence[Path] = (),
         jobs: JobFinder | None = None,
         options: RunnerOptions | None = None,
         checkpoints: Checkpoints | None = None,
@@ -89,7 +91,9 @@ class SessionRunner:
         self.permissions = permissions
         self.jobs = jobs
         self.options = options or RunnerOptions()
-        self.tools = ToolRunner(bus, tools, permissions)
+        # No tool ever reaches Desk's own dirs (the token, the provider key), whatever the
+        # session's folder.
+        self.tools = ToolRunner(bus, tools, permissions, private=tuple(private_dirs))
         self.on_status: StatusHook | None = None
         # Called with the session before a user interrupt cancels its turn (background
         # work: the session's own job, a background child, is cancelled for good).

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from desktop.agent.call_ids import call_ids_for
 from desktop.agent.lowering import LoweringOptions, lower_messages
 from desktop.agent.tools_exec import PendingCall
 from desktop.events.bus import Draft, DurableBus, draft
@@ -233,6 +234,7 @@ async def _stream(
     usage: Usage | None = None
     announced: dict[int, str] = {}
     calls: list[ToolCall] = []
+    ids = await call_ids_for(bus.store, session_id)  # Desk's ids, never the provider's as-is
     try:
         async for event in client.stream_body(body):
             if not streamed:
@@ -248,16 +250,17 @@ async def _stream(
                     blocks.add(kind, event.text)
                 deltas.add(ephemeral, event.text)
             elif isinstance(event, ToolCallStarted):
+                call_id = ids.assign(event.index, event.id)
                 deltas.flush()
                 drafts = blocks.close()
                 drafts.append(
                     draft(
                         session_id,
                         "session.tool.input.started",
-                        {"message_id": mid, "call_id": event.id, "name": event.name[:200]},
+                        {"message_id": mid, "call_id": call_id, "name": event.name[:200]},
                     )
                 )
-                announced[event.index] = event.id
+                announced[event.index] = call_id
                 await bus.publish(drafts)
             elif isinstance(event, ToolCallDelta):
                 deltas.flush()
@@ -285,8 +288,10 @@ async def _stream(
         if rest:
             await asyncio.shield(bus.publish(rest))
         out.text = "".join(blocks.text)
+    call_ids = ids.pending([(c.index, c.id) for c in calls])
     out.calls = [
-        PendingCall(mid, c.id or f"call_{mid}_{c.index}", c.name, c.arguments) for c in calls
+        PendingCall(mid, call_id, c.name, c.arguments)
+        for c, call_id in zip(calls, call_ids, strict=True)
     ]
     out.tokens = tokens_of(usage)
     out.cost = usage.cost if usage is not None else None

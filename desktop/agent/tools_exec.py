@@ -79,11 +79,17 @@ def _clip(text: str) -> str:
 
 class ToolRunner:
     def __init__(
-        self, bus: DurableBus, tools: Mapping[str, Tool], permissions: Permissions
+        self,
+        bus: DurableBus,
+        tools: Mapping[str, Tool],
+        permissions: Permissions,
+        *,
+        private: tuple[Path, ...] = (),
     ) -> None:
         self.bus = bus
         self.tools = dict(tools)
         self.permissions = permissions
+        self.private = private  # Desk's own dirs: out of every tool's reach
 
     def specs(self) -> list[dict[str, Any]]:
         return [self.tools[name].spec() for name in sorted(self.tools)]
@@ -169,6 +175,7 @@ class ToolRunner:
             )
         ctx = ShellContext(
             root=Path(directory),
+            private=self.private,
             session_id=session_id,
             call_id=call.call_id,
             interrupted=flags.interrupted,

@@ -57,6 +57,7 @@ def build_runner(app: web.Application, bus: DurableBus) -> SessionRunner:
         profile=profile,
         tools=tools,
         permissions=permissions,
+        private_dirs=(settings.data_dir, settings.runtime_dir),
         jobs=jobs,
         checkpoints=checkpoints,
     )

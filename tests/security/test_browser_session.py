@@ -55,13 +55,13 @@ async def test_each_login_is_its_own_session_and_signing_out_revokes_only_it(
 async def test_sessions_survive_a_restart_and_are_stored_only_as_hashes(
     aiohttp_client: ClientFactory, settings: Settings, web_dist: Path
 ) -> None:
-    first = await aiohttp_client(create_app(settings, token=TOKEN, agent=False))
+    first = await aiohttp_client(create_app(settings, token=TOKEN))
     session_id = await sign_in(first)
     await first.close()
     stored = settings.browser_sessions_path
     assert stat.S_IMODE(stored.stat().st_mode) == 0o600
     assert session_id not in stored.read_text()
     assert TOKEN not in stored.read_text()
-    second = await aiohttp_client(create_app(settings, token=TOKEN, agent=False))
+    second = await aiohttp_client(create_app(settings, token=TOKEN))
     again = await second.get("/api/health", headers={"Cookie": f"{COOKIE_NAME}={session_id}"})
     assert again.status == 200
