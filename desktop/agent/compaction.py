@@ -223,6 +223,7 @@ def plan(
         return result
     # Summarise everything before the kept recent part.
     pruned = set(result.pruned)
+    whole = view  # the summariser reads the outputs pruning drops (shortened)
     view = [_edited(m, pruned, cap) for m in view]
     sizes = [tokens_of(m, factor) for m in view]
     keep = min(budget.usable * KEEP, goal * 0.6)
@@ -233,7 +234,7 @@ def plan(
         kept += sizes[first]
     if first == len(view):
         first = len(view) - 1  # the newest message is always sent
-    older = list(view[:first])
+    older = list(whole[:first])
     real = [m for m in older if m.get("description") != SUMMARY]
     if not real:
         return result
@@ -386,14 +387,18 @@ class Compactor:
         learn: Learn,
     ) -> str:
         share = PIECE
+        refused = 0  # characters of the piece a provider refused: a retry sends less
         for attempt in (1, 2):
             piece_tokens = max(int(budget.usable * share) - 600, 200)
             words = max(int(budget.usable * SUMMARY_CAP * 0.7), 100)
             limit = int(piece_tokens * CHARS_PER_TOKEN / factor)
+            if refused:
+                limit = min(limit, max(refused // 2, 200))
             try:
                 summary = ""
                 parts = pieces(older, limit)
                 for index, piece in enumerate(parts):
+                    refused = len(piece)
                     label = f" (part {index + 1} of {len(parts)})" if len(parts) > 1 else ""
                     summary = (
                         await summarise(summary_request(summary, piece, label, words))

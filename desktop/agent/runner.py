@@ -16,6 +16,11 @@ turn (or marks a running one woken); a turn
    `session.step.ended` (only if no input waits: then the turn goes on), a
    `session.step.failed`, or `session.execution.interrupted` (user).
 
+Every step's request is fitted into the model's context window first (desktop.agent.fitting:
+compaction before the threshold, and one compact-and-resend when a provider refuses the
+prompt as too long before any output). The turn's last allowed step is sent without tools
+and asks for a closing summary, so a turn that reaches the step limit ends with text.
+
 Cancellation has two meanings. `interrupt` (the user) sets the turn's flag first, so the
 shell tool kills its job, running calls end `cancelled` and the turn ends for good.
 `close` (service shutdown) cancels without the flag: nothing is written, the claim stays,
@@ -36,6 +41,9 @@ from typing import Any
 
 import aiohttp
 
+from desktop.agent.compaction import CompactionFailed, Compactor
+from desktop.agent.context import Accounting, Windows
+from desktop.agent.fitting import COMPACTION_FAILED, Fitter, failure_text
 from desktop.agent.instructions import project_instructions
 from desktop.agent.permissions import Permissions
 from desktop.agent.prompt import system_prompt
@@ -49,6 +57,7 @@ from desktop.events.bus import Draft, DurableBus, draft
 from desktop.events.ids import new_id
 from desktop.provider.client import ChatClient
 from desktop.provider.errors import NOT_CONFIGURED
+from desktop.provider.models import model_window
 from desktop.provider.profiles import Profile, ToolSpec
 from desktop.store import log as eventlog
 from desktop.store import sessions as q
@@ -59,6 +68,10 @@ _log = logging.getLogger("desk.session.runner")
 MAX_STEPS = 200  # per turn: a model that calls tools forever is stopped
 MAX_CUTS = 3  # continuations after a stream cut mid-output, per turn
 DEFAULT_TITLE = "New session"
+MAX_STEPS_PROMPT = (
+    "You have reached the step limit of this turn: tools are disabled now. Reply with text "
+    "only: summarise where things stand, what was done, and what remains to be done next."
+)
 _COMPLETE = ("stop", "length", "content_filter", "end_turn")
 
 ProfileSource = Callable[[], Awaitable[Profile | None]]
@@ -82,6 +95,7 @@ class SessionRunner:
         private_dirs: Sequence[Path] = (),
         jobs: JobFinder | None = None,
         options: RunnerOptions | None = None,
+        fitter: Fitter | None = None,
         checkpoints: Checkpoints | None = None,
     ) -> None:
         self.bus = bus
@@ -104,6 +118,9 @@ class SessionRunner:
         self._aux: set[asyncio.Task[Any]] = set()
         self._closing = False
         self._http: aiohttp.ClientSession | None = None
+        self.fitter = fitter or Fitter(
+            bus, Windows(bus.store, self._model_window), Accounting(), Compactor(bus)
+        )
 
     # The Runner seam ---------------------------------------------------------------------
     def active(self) -> set[str]:
@@ -158,9 +175,16 @@ class SessionRunner:
         task = asyncio.get_running_loop().create_task(self._turn(session_id, flags, resume))
         self._tasks[session_id] = task
 
-    def _client(self, profile: Profile) -> ChatClient:
+    def _session(self) -> aiohttp.ClientSession:
         if self._http is None or self._http.closed:
             self._http = aiohttp.ClientSession()
+        return self._http
+
+    async def _model_window(self, profile: Profile) -> int | None:
+        return await model_window(self._session(), profile)
+
+    def _client(self, profile: Profile) -> ChatClient:
+        self._session()
         kw = (
             {} if self.options.read_timeout is None else {"read_timeout": self.options.read_timeout}
         )
@@ -263,7 +287,7 @@ class SessionRunner:
                 )
                 return
             steps += 1
-            outcome = await self._step(session_id, snap, rows)
+            outcome = await self._step(session_id, snap, rows, last=steps == MAX_STEPS)
             if outcome is None or outcome.failed:
                 return
             if (
@@ -304,6 +328,8 @@ class SessionRunner:
                 end_data["tokens"] = outcome.tokens
             if outcome.cost is not None:
                 end_data["cost"] = outcome.cost
+            if outcome.context:
+                end_data["context"] = outcome.context
             if outcome.calls:
                 await self.bus.publish(draft(session_id, "session.step.ended", end_data))
                 need_step, mid_turn = True, True
@@ -356,7 +382,12 @@ class SessionRunner:
         await self.bus.publish(drafts, commit=lambda c: q.release(c, session_id))
 
     async def _step(
-        self, session_id: str, snap: history.Snapshot, rows: list[dict[str, Any]]
+        self,
+        session_id: str,
+        snap: history.Snapshot,
+        rows: list[dict[str, Any]],
+        *,
+        last: bool = False,
     ) -> Any:
         ids = [r["id"] for r in rows]
         deliveries = [draft(session_id, "session.input.delivered", {"message_id": i}) for i in ids]
@@ -374,20 +405,85 @@ class SessionRunner:
             return None
         specs = self.tools.specs()
         instructions = await project_instructions(snap.directory)
+        system = system_prompt(snap.directory, specs, instructions)
+        tools = [] if last else [ToolSpec(s["name"], s["description"], s["parameters"]) for s in specs]
+        client = self._client(profile)
+        try:
+            prepared = await self.fitter.prepare(
+                session_id, profile, client, snap.messages, delivered, system, tools
+            )
+        except CompactionFailed as exc:
+            await self._fail(session_id, None, COMPACTION_FAILED, failure_text(exc), deliveries)
+            return None
+        mid = new_id("msg")
         step = StepInput(
             session_id=session_id,
-            message_id=new_id("msg"),
-            history=[*snap.messages, *delivered],
-            system=system_prompt(snap.directory, specs, instructions),
-            tools=[ToolSpec(s["name"], s["description"], s["parameters"]) for s in specs],
+            message_id=mid,
+            history=_closing(prepared.view) if last else prepared.view,
+            system=system,
+            tools=tools,
             model={"id": profile.model, "provider_id": profile.provider},
             start=deliveries,
             start_commit=(lambda c: q.inbox_take(c, ids)) if ids else None,
             release=lambda c: q.release(c, session_id),
+            refused=set(),
         )
-        return await run_step(
-            self.bus, self._client(profile), step, retry_scale=self.options.retry_scale
-        )
+        outcome = await run_step(self.bus, client, step, retry_scale=self.options.retry_scale)
+        if outcome.overflow is not None:
+            # Held back: compact and send once more, smaller.
+            try:
+                prepared = await self.fitter.recover(
+                    session_id, profile, client, outcome.overflow, prepared, mid, system, tools
+                )
+            except CompactionFailed as exc:
+                await self._fail(session_id, mid, COMPACTION_FAILED, failure_text(exc))
+                return None
+            step.history = _closing(prepared.view) if last else prepared.view
+            step.start, step.start_commit = [], None
+            outcome = await run_step(self.bus, client, step, retry_scale=self.options.retry_scale)
+            if outcome.overflow is not None:
+                reason = "the provider refused the compacted request as too long as well"
+                await self._fail(
+                    session_id, mid, COMPACTION_FAILED, failure_text(CompactionFailed(reason))
+                )
+                return None
+        if not outcome.failed and not outcome.cut:
+            outcome.context = self.fitter.observe(session_id, profile, prepared, outcome.tokens)
+        return outcome
+
+    async def compact_now(self, session_id: str) -> bool:
+        """Compact the session's history now (the person asked); False when a turn runs.
+        Raises CompactionFailed, or LookupError without a provider."""
+        if session_id in self._tasks or self._closing:
+            return False
+        profile = await self.profile()
+        if profile is None:
+            raise LookupError("No model provider is configured.")
+        task = asyncio.get_running_loop().create_task(self._compact(session_id, profile))
+        self._tasks[session_id] = task  # busy meanwhile: a prompt waits for it
+        self._flags[session_id] = TurnFlags()
+        try:
+            await asyncio.wait([task])
+        finally:
+            if self._tasks.get(session_id) is task:
+                del self._tasks[session_id]
+                self._flags.pop(session_id, None)
+            await self._status(session_id)
+            if session_id in self._woken and not self._closing:
+                self._woken.discard(session_id)
+                self._start(session_id, resume=False)
+        task.result()
+        return True
+
+    async def _compact(self, session_id: str, profile: Profile) -> None:
+        snap = await self._read(lambda c: history.read(c, session_id))
+        if snap is None:
+            raise LookupError("No such session.")
+        specs = self.tools.specs()
+        instructions = await project_instructions(snap.directory)
+        system = system_prompt(snap.directory, specs, instructions)
+        tools = [ToolSpec(s["name"], s["description"], s["parameters"]) for s in specs]
+        await self.fitter.manual(session_id, profile, self._client(profile), system, tools)
 
     def _title(self, session_id: str) -> None:
         task = asyncio.get_running_loop().create_task(self._set_title(session_id))
@@ -418,6 +514,11 @@ class SessionRunner:
 
 class _Keep(Exception):
     """The title changed meanwhile: keep the person's."""
+
+
+def _closing(view: list[Any]) -> list[Any]:
+    """The last step's history: the request for a closing summary at its end."""
+    return [*view, {"type": "synthetic", "text": MAX_STEPS_PROMPT}]
 
 
 def _complete(messages: list[dict[str, Any]]) -> bool:

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from desktop.agent.context import session_context
 from desktop.agent.permissions import mode_of
 from desktop.checkpoints import forked_from
 from desktop.events import errors
@@ -46,6 +47,10 @@ class Runner(Protocol):
 
     async def interrupt(self, session_id: str) -> bool: ...
 
+    async def compact_now(self, session_id: str) -> bool:
+        """Compact the session's history now; False while a turn runs."""
+        ...
+
 
 class NoRunner:
     """Until the agent exists: nothing runs, prompts wait in the inbox."""
@@ -58,6 +63,9 @@ class NoRunner:
 
     async def interrupt(self, session_id: str) -> bool:
         return False
+
+    async def compact_now(self, session_id: str) -> bool:
+        raise LookupError("No agent runs in this service.")
 
 
 @dataclass(frozen=True)
@@ -93,6 +101,7 @@ class SessionService:
         if session_id in self.runner.active():
             found["status"] = "busy"
         found["permission_mode"] = mode_of(conn, session_id)
+        found.update(session_context(conn, session_id))
         origin = forked_from(conn, session_id)
         if origin is not None:
             found["forked_from"] = origin
@@ -131,6 +140,7 @@ class SessionService:
                 if row["id"] in active:
                     row["status"] = "busy"
                 row["permission_mode"] = mode_of(conn, str(row["id"]))
+                row.update(session_context(conn, str(row["id"])))
             return rows
 
         return await self._read(read)  # type: ignore[no-any-return]
@@ -139,6 +149,32 @@ class SessionService:
         await self.bus.publish(
             draft(session_id, "session.updated", {"title": title}), guard=self._require(session_id)
         )
+        return await self.get(session_id)
+
+    async def set_window(self, session_id: str, window: int | None) -> dict[str, object]:
+        """The session's own context window (None: the model's)."""
+        await self.bus.publish(
+            draft(session_id, "session.context.window", {"window": window}),
+            guard=self._require(session_id),
+        )
+        return await self.get(session_id)
+
+    async def compact(self, session_id: str) -> dict[str, object]:
+        """Compact now (the person's "Compact now"): 409 while a turn runs, 422 when the
+        history cannot be compacted; the session afterwards."""
+        from desktop.agent.compaction import CompactionFailed
+
+        await self.get(session_id)
+        try:
+            done = await self.runner.compact_now(session_id)
+        except CompactionFailed as exc:
+            raise errors.SessionError(
+                422, "context.compaction_failed", f"Nothing was compacted: {exc}."
+            ) from None
+        except LookupError as exc:
+            raise errors.SessionError(409, "provider.not_configured", str(exc)) from None
+        if not done:
+            raise errors.busy(session_id)
         return await self.get(session_id)
 
     async def delete(self, session_id: str) -> None:

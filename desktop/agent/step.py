@@ -8,15 +8,19 @@ call begins. The request is built and preflighted once per attempt; a retryable 
 before any output sends the same body again after the back-off (`session.retry.scheduled`
 carries the time it will happen), a non-retryable one fails the step and is never resent.
 A cut after output keeps what arrived; the runner then continues with a new step whose
-history ends with that partial answer (a different body).
+history ends with that partial answer (a different body). A context overflow before any
+output is not a failure here: the step returns it (`overflow`) for the runner to compact and
+send again, smaller; a body once refused (`refused`, by hash) is never sent again.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +54,12 @@ _DELTAS: dict[type[TextDelta | ReasoningDelta], tuple[str, str]] = {
 
 AGENT = "build"
 PREFLIGHT = "internal.preflight"
+REFUSED_AGAIN = "internal.refused_again"
+
+
+def body_hash(body: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
 
 Sleep = Callable[[float], Any]
 
@@ -66,6 +76,8 @@ class StepOutcome:
     tokens: dict[str, int] = field(default_factory=dict)
     cost: float | None = None
     end: list[Draft] = field(default_factory=list)  # drafts the runner publishes at the end
+    overflow: ProviderError | None = None  # refused as too long before output: compact
+    context: dict[str, Any] | None = None  # the request's context use (step.ended)
 
 
 class _Blocks:
@@ -152,13 +164,14 @@ def tokens_of(usage: Usage | None) -> dict[str, int]:
 class StepInput:
     session_id: str
     message_id: str
-    history: Sequence[dict[str, Any]]
+    history: Sequence[Mapping[str, Any]]
     system: str
     tools: Sequence[ToolSpec]
     model: dict[str, str]
     start: list[Draft]  # published with step.started (input deliveries)
     start_commit: Any = None  # their commit hook (inbox rows taken)
     release: Any = None  # commit hook of a step.failed: the failure ends the turn
+    refused: set[str] | None = None  # hashes of bodies a provider refused this turn
 
 
 async def run_step(
@@ -187,6 +200,16 @@ async def run_step(
         )
         out.failed = True
         return out
+    refused = step.refused
+    digest = body_hash(body) if refused else ""
+    if refused and digest in refused:
+        error = {"type": REFUSED_AGAIN, "message": "Desk will not resend a refused request."}
+        await bus.publish(
+            draft(sid, "session.step.failed", {"message_id": mid, "error": error}),
+            commit=step.release,
+        )
+        out.failed = True
+        return out
     attempt = 0
     while True:
         attempt += 1
@@ -197,6 +220,10 @@ async def run_step(
             if exc.output_started:
                 out.cut = True
                 out.finish = "cut"
+                return out
+            if exc.overflow and refused is not None:
+                refused.add(digest or body_hash(body))
+                out.overflow = exc
                 return out
             delay = retry_delay(attempt, exc)
             if delay is None:

@@ -13,6 +13,7 @@ from aiohttp import web
 from desktop.agent.permissions import MODES, REPLIES
 from desktop.agent.service import DEFAULT_PAGE, MAX_LOG_PAGE, MAX_PAGE, SessionService
 from desktop.events.schema import ID, MAX_DIRECTORY, MAX_TEXT, MAX_TITLE
+from desktop.provider.settings import MAX_WINDOW
 from desktop.server.appkeys import PERMISSIONS, SESSIONS
 from desktop.server.errors import ApiError, data_response, read_json_object
 
@@ -88,9 +89,9 @@ async def get_session(request: web.Request) -> web.Response:
 async def patch_session(request: web.Request) -> web.Response:
     session_id = _id(request, "id")
     body = await read_json_object(request)
-    _only(body, "title", "permission_mode")
+    _only(body, "title", "permission_mode", "context_window")
     if not body:
-        raise _invalid("Give title and/or permission_mode.")
+        raise _invalid("Give title, permission_mode and/or context_window.")
     title = body.get("title")
     if "title" in body and (
         not isinstance(title, str) or not title.strip() or len(title) > MAX_TITLE
@@ -99,13 +100,25 @@ async def patch_session(request: web.Request) -> web.Response:
     mode = body.get("permission_mode")
     if "permission_mode" in body and mode not in MODES:
         raise _invalid("permission_mode must be 'auto' or 'ask'.")
+    window = body.get("context_window")
+    if window is not None and (
+        isinstance(window, bool) or not isinstance(window, int) or not 0 < window <= MAX_WINDOW
+    ):
+        raise _invalid(f"context_window must be a whole number of tokens, 1 to {MAX_WINDOW}.")
     service = _service(request)
     await service.get(session_id)
+    if "context_window" in body:
+        await service.set_window(session_id, window)
     if isinstance(mode, str):
         await request.app[PERMISSIONS].set_mode(session_id, mode)
     if isinstance(title, str):
         return data_response(await service.rename(session_id, title))
     return data_response(await service.get(session_id))
+
+
+async def compact(request: web.Request) -> web.Response:
+    """Compacts the session's history now (what the model sees; the messages stay)."""
+    return data_response(await _service(request).compact(_id(request, "id")))
 
 
 async def interrupt(request: web.Request) -> web.Response:
@@ -214,5 +227,6 @@ def setup_session_routes(app: web.Application) -> None:
     r.add_get("/api/session/{id}/log", session_log)
     r.add_post("/api/session/{id}/prompt", prompt)
     r.add_post("/api/session/{id}/interrupt", interrupt)
+    r.add_post("/api/session/{id}/compact", compact)
     r.add_get("/api/session/{id}/permission", list_permissions)
     r.add_post("/api/session/{id}/permission/{call_id}", reply_permission)

@@ -25,7 +25,7 @@ import asyncio
 import json
 import re
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -487,12 +487,14 @@ class FakeProvider:
         window: int | None = None,
         overflow: str = "openai",
         models: list[dict[str, Any]] | None = None,
+        route: Callable[[Any], Reply | None] | None = None,
     ) -> None:
         if overflow not in OVERFLOW_STYLES:
             raise ValueError(f"unknown overflow style {overflow!r}")
         self.window = window
         self.overflow = overflow
         self.models = models
+        self.route = route  # answers a request before the script does, when it returns a reply
         self.overflows: list[int] = []  # positions in `requests` answered as over the window
         self.mistral = mistral
         self.api_key = api_key
@@ -589,7 +591,11 @@ class FakeProvider:
                 body=overflow_answer(self.overflow, self.window, prompt, int(completion)),
                 content_type="application/json",
             )
-        reply = self.replies.pop(0) if self.replies else self.default
+        routed = self.route(body) if self.route is not None else None
+        if routed is not None:
+            reply = routed
+        else:
+            reply = self.replies.pop(0) if self.replies else self.default
         recorded.status = reply.status
         if reply.status != 200:
             return web.Response(
