@@ -25,6 +25,7 @@ from typing import Protocol
 
 from desktop.config import ensure_private_dir, write_private_file
 from desktop.ptyhost.protocol import PtyHostError
+from desktop.ptyhost.shells import is_shell
 from desktop.ptyhost.spec import TerminalSpec, parse_create
 from desktop.ptyhost.terminal import HostContext, Terminal
 from desktop.ptyhost.validation import is_dimension
@@ -33,23 +34,6 @@ from desktop.values import strict_int
 log = logging.getLogger("desk.ptyhost")
 
 FORMAT_VERSION = 1
-SHELLS = frozenset(
-    {
-        "bash",
-        "sh",
-        "zsh",
-        "fish",
-        "dash",
-        "ksh",
-        "mksh",
-        "tcsh",
-        "csh",
-        "ash",
-        "nu",
-        "xonsh",
-        "elvish",
-    }
-)
 
 
 @dataclass
@@ -151,11 +135,6 @@ def _optional_str(raw: dict[str, object], name: str) -> str | None:
     if value is not None and not isinstance(value, str):
         raise ValueError(f"{name} must be a string")
     return value
-
-
-def is_shell(command: str) -> bool:
-    name = os.path.basename(command).lstrip("-")
-    return name in SHELLS or command == os.environ.get("SHELL")
 
 
 def process_cwd(pid: int | None, fallback: str) -> str:

@@ -28,6 +28,7 @@ from desktop.ptyhost.output_scan import OutputScanner
 from desktop.ptyhost.protocol import PtyHostError
 from desktop.ptyhost.ring import OutputRing
 from desktop.ptyhost.screen import ScreenModel
+from desktop.ptyhost.shells import busy_with
 from desktop.ptyhost.spec import TerminalSpec
 from desktop.ptyhost.timers import Timers
 
@@ -172,6 +173,11 @@ class Terminal:
         return "running" if self.running else "exited"
 
     @property
+    def busy(self) -> str | None:
+        """What closing this terminal would end that its person may care about (shells.py)."""
+        return busy_with(self.command, self.foreground_process) if self.running else None
+
+    @property
     def pty_open(self) -> bool:
         """The PTY still gives output and takes input."""
         return self.lifecycle in (Lifecycle.RUNNING, Lifecycle.DRAINING)
@@ -188,6 +194,7 @@ class Terminal:
             "exit_code": self.exit_code,
             "pid": self.pid,
             "foreground_process": self.foreground_process,
+            "busy": self.busy,
             "size": {"cols": self.cols, "rows": self.rows},
             "output": {"head": self.ring.head, "tail": self.ring.tail},
             "epoch": self.context.epoch,
@@ -415,7 +422,9 @@ class Terminal:
             return
         if name is not None and name != self.foreground_process:
             self.foreground_process = name
-            self.broadcast({"type": "foreground_process_changed", "process": name})
+            self.broadcast(
+                {"type": "foreground_process_changed", "process": name, "busy": self.busy}
+            )
             self.context.listener.terminal_updated(self)
 
     def resize(self, cols: int, rows: int) -> None:

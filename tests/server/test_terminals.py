@@ -20,7 +20,7 @@ from tests.support.websocket import WsReader
 
 INFO_FIELDS = {
     "id", "title", "command", "args", "cwd", "group", "status", "exit_code", "pid",
-    "foreground_process", "size", "output", "epoch", "created", "revived",
+    "foreground_process", "busy", "size", "output", "epoch", "created", "revived",
 }  # fmt: skip
 
 

@@ -13,6 +13,7 @@ export function installTestHooks({ connection, terminals, chat }) {
     id: tab.id,
     title: tab.title,
     foreground: tab.foreground,
+    busy: tab.busyWith, // what closing it would end, as the PTY host says ("" when nothing)
     status: tab.status,
     role: tab.link.role,
     phase: tab.link.phase,

@@ -18,28 +18,6 @@ const TERMINAL_REPORT =
   // eslint-disable-next-line no-control-regex -- escape sequences are what it matches
   /^\x1b(\[[?>=]?[\d;]*[cnRty]|\[\??[\d;]*\$y|\][^\x07\x1b]*(\x07|\x1b\\)|P[\s\S]*\x1b\\)$/
 
-// The same list as desktop/ptyhost/revive.py SHELLS (which owns it): a shell at its prompt
-// has nothing to lose when closed.
-const SHELLS = new Set([
-  "bash",
-  "sh",
-  "zsh",
-  "fish",
-  "dash",
-  "ksh",
-  "mksh",
-  "tcsh",
-  "csh",
-  "ash",
-  "nu",
-  "xonsh",
-  "elvish",
-])
-
-function isShell(name) {
-  return SHELLS.has(String(name).replace(/^-/, ""))
-}
-
 function basename(path) {
   if (!path) return ""
   const parts = String(path).split("/")
@@ -191,17 +169,12 @@ export class TerminalTab {
   }
 
   /**
-   * What closing this tab would end that the user may care about, or "" when nothing does: a
-   * program in the foreground, or a terminal that is not a shell. A shell idle at its prompt
-   * (its own process in the foreground) and an unknown foreground ask nothing.
+   * What closing this tab would end that the user may care about, or "" when nothing does.
+   * The PTY host says (`busy`, desktop/ptyhost/shells.py): a program in the foreground, or a
+   * terminal that is not a shell; a shell idle at its prompt and an unknown foreground, nothing.
    */
   get busyWith() {
-    if (!this.running) return ""
-    const fg = basename(this.info.foreground_process)
-    const own = basename(this.info.command)
-    if (!fg) return ""
-    if (fg !== own) return fg
-    return isShell(own) ? "" : fg
+    return this.running ? (this.info.busy ?? "") : ""
   }
 
   /** Revived from the autosave of a PTY host that crashed, until the user types in it. */
@@ -450,7 +423,11 @@ export class TerminalTab {
         this.render()
         break
       case "foreground_process_changed":
-        this.info = { ...this.info, foreground_process: message.process }
+        this.info = {
+          ...this.info,
+          foreground_process: message.process,
+          busy: message.busy ?? null,
+        }
         this.render()
         break
       case "bell":
