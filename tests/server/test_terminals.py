@@ -12,6 +12,7 @@ import aiohttp
 import pytest
 from aiohttp.test_utils import TestClient
 
+from desktop.server.auth import COOKIE_NAME
 from desktop.server.terminals import TICKETS
 from tests.support.app import TOKEN
 from tests.support.host import SHELL
@@ -175,13 +176,17 @@ async def test_connect_tickets_need_the_own_origin_and_are_single_use_bound_and_
     with pytest.raises(aiohttp.WSServerHandshakeError) as expired:
         await api.ws_connect(path, params={"ticket": stale})
     assert expired.value.status == 403
-    # Garbage ticket, and no ticket with only the cookie.
+    # Garbage ticket, and no ticket with only a signed-in browser's cookie.
     with pytest.raises(aiohttp.WSServerHandshakeError) as garbage:
         await api.ws_connect(path, params={"ticket": "x" * 500})
     assert garbage.value.status == 403
+    signed_in = await api.get(f"/?token={TOKEN}", allow_redirects=False)
+    assert signed_in.status == 303
+    cookie = signed_in.cookies[COOKIE_NAME].value
+    api.session.cookie_jar.clear()
     with pytest.raises(aiohttp.WSServerHandshakeError) as cookie_only:
-        await api.ws_connect(path, headers={"Cookie": f"desk_token={TOKEN}"})
-    assert cookie_only.value.status == 403
+        await api.ws_connect(path, headers={"Cookie": f"{COOKIE_NAME}={cookie}"})
+    assert cookie_only.value.status == 403  # signed in (else 401), but a ticket is required
 
 
 async def test_websocket_attaches_echoes_resizes_and_refuses_garbage_and_observer_input(
