@@ -205,10 +205,9 @@ class SessionRunner:
         except asyncio.CancelledError:
             if flags.interrupted.is_set():
                 await asyncio.shield(self._interrupted(session_id))
-        except Exception:
+        except Exception as exc:
             _log.exception("the turn of %s failed", session_id)
-            with contextlib.suppress(Exception):
-                await self._read(lambda c: q.release(c, session_id))
+            await asyncio.shield(self._failed_turn(session_id, exc))
         finally:
             if self._tasks.get(session_id) is asyncio.current_task():
                 del self._tasks[session_id]
@@ -217,6 +216,28 @@ class SessionRunner:
             if session_id in self._woken and not self._closing:
                 self._woken.discard(session_id)
                 self._start(session_id, resume=False)
+
+    async def _failed_turn(self, session_id: str, exc: Exception) -> None:
+        """Any failure of a turn is a durable, visible step failure, on the open step's
+        message (or a new one), and the claim is released with it."""
+        reason = f"The turn failed unexpectedly: {exc.__class__.__name__}: {exc}"[:2000]
+        reason = reason.encode("utf-8", "replace").decode("utf-8")
+        try:
+            store = self.bus.store
+            snap = await store.read(lambda c: history.read(c, session_id))
+            if snap is None:
+                return
+            last: dict[str, Any] = snap.messages[-1] if snap.messages else {}
+            times = last.get("time")
+            times = times if isinstance(times, dict) else {}
+            open_step = last.get("type") == "assistant" and not times.get("completed")
+            await self._fail(
+                session_id, str(last["id"]) if open_step else None, "internal", reason
+            )
+        except Exception:
+            _log.exception("could not record the failure of the turn of %s", session_id)
+            with contextlib.suppress(Exception):
+                await self.bus.store.read(lambda c: q.release(c, session_id))
 
     async def _interrupted(self, session_id: str) -> None:
         snap = await self._read(lambda c: history.read(c, session_id))

@@ -11,6 +11,7 @@ choices) and the finish reason.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -144,6 +145,8 @@ class ChunkAssembler:
                 retryable=False,
                 output_started=self.output_started,
             ) from exc
+        if _SURROGATE_ESCAPE.search(data):
+            chunk = without_lone_surrogates(chunk)
         self.feed(chunk, out)
 
     def feed(self, chunk: object, out: list[StreamEvent]) -> None:
@@ -312,6 +315,26 @@ class StreamParser:
             retryable=False,
             output_started=self.output_started,
         )
+
+
+# The payload is text decoded from UTF-8 (bad bytes already U+FFFD): a lone surrogate can
+# only come from a `\\udXXX` escape, so the rare chunk that has one is the only one walked.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def without_lone_surrogates(value: object) -> object:
+    """`value` with every lone surrogate (no text, cannot be stored or sent) as U+FFFD;
+    a well-formed pair stays the character it encodes."""
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, list):
+        return [without_lone_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {
+            without_lone_surrogates(key): without_lone_surrogates(item)
+            for key, item in value.items()
+        }
+    return value
 
 
 def _error_payload(data: str) -> object:
