@@ -38,7 +38,7 @@ from desktop.events.bus import Draft, DurableBus, draft, replay  # noqa: E402
 from desktop.events.fanout import Fanout  # noqa: E402
 from desktop.events.ids import new_id  # noqa: E402
 from desktop.server.app import create_app  # noqa: E402
-from desktop.server.appkeys import SESSIONS  # noqa: E402
+from desktop.server.appkeys import ENGINE  # noqa: E402
 from desktop.store import log  # noqa: E402
 from desktop.store.db import Store  # noqa: E402
 from desktop.store.log import Event  # noqa: E402
@@ -266,7 +266,7 @@ async def count_ids(response: aiohttp.ClientResponse, want: int) -> None:
 async def fanout_rate(tmp: Path, subscribers: int, events: int) -> float:
     """Events delivered per second (summed over subscribers) for `events` durable events."""
     async with Service(tmp) as service, aiohttp.ClientSession(headers=service.headers) as http:
-        sessions = service.app[SESSIONS]
+        sessions = service.app[ENGINE].sessions
         await sessions.publish(created(1))
         streams = [await http.get(service.url + "/api/event") for _ in range(subscribers)]
         for s in streams:
@@ -314,7 +314,7 @@ async def section_page(args: argparse.Namespace, tmp: Path) -> list[Row]:
         Service(tmp / "page") as service,
         aiohttp.ClientSession(headers=service.headers) as http,
     ):
-        sessions = service.app[SESSIONS]
+        sessions = service.app[ENGINE].sessions
         await sessions.publish(created(1))
         # 10,000 messages: prompts and assistant answers alternate.
         drafts: list[Draft] = []

@@ -49,7 +49,7 @@ from desktop.agent.permissions import Permissions
 from desktop.agent.prompt import system_prompt
 from desktop.agent.settle import RESTART_NOTICE, JobFinder, settle
 from desktop.agent.step import StepInput, run_step
-from desktop.agent.title import title_from_prompt
+from desktop.agent.title import DEFAULT_TITLE, title_from_prompt
 from desktop.agent.tools_exec import ToolRunner, TurnFlags
 from desktop.checkpoints import Checkpoints, TurnTracker
 from desktop.events import history
@@ -67,7 +67,6 @@ _log = logging.getLogger("desk.session.runner")
 
 MAX_STEPS = 200  # per turn: a model that calls tools forever is stopped
 MAX_CUTS = 3  # continuations after a stream cut mid-output, per turn
-DEFAULT_TITLE = "New session"
 MAX_STEPS_PROMPT = (
     "You have reached the step limit of this turn: tools are disabled now. Reply with text "
     "only: summarise where things stand, what was done, and what remains to be done next."
@@ -95,6 +94,8 @@ class SessionRunner:
         private_dirs: Sequence[Path] = (),
         jobs: JobFinder | None = None,
         options: RunnerOptions | None = None,
+        on_status: StatusHook | None = None,
+        on_interrupt: Sequence[Callable[[str], Awaitable[object]]] = (),
         fitter: Fitter | None = None,
         checkpoints: Checkpoints | None = None,
     ) -> None:
@@ -108,10 +109,10 @@ class SessionRunner:
         # No tool ever reaches Desk's own dirs (the token, the provider key), whatever the
         # session's folder.
         self.tools = ToolRunner(bus, tools, permissions, private=tuple(private_dirs))
-        self.on_status: StatusHook | None = None
+        self.on_status = on_status  # told when a turn's task starts or ends
         # Called with the session before a user interrupt cancels its turn (background
         # work: the session's own job, a background child, is cancelled for good).
-        self.on_interrupt: list[Callable[[str], Awaitable[object]]] = []
+        self.on_interrupt = tuple(on_interrupt)
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._flags: dict[str, TurnFlags] = {}
         self._woken: set[str] = set()
@@ -190,9 +191,6 @@ class SessionRunner:
         )
         return ChatClient(profile, session=self._http, **kw)  # type: ignore[arg-type]
 
-    async def _read(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
-        return await self.store.run(lambda: fn(self.store.connection()))
-
     async def _status(self, session_id: str) -> None:
         if self.on_status is not None:
             with contextlib.suppress(Exception):
@@ -240,7 +238,7 @@ class SessionRunner:
                 await self.bus.store.read(lambda c: q.release(c, session_id))
 
     async def _interrupted(self, session_id: str) -> None:
-        snap = await self._read(lambda c: history.read(c, session_id))
+        snap = await self.store.read(lambda c: history.read(c, session_id))
         if snap is None:
             return
         await settle(self.bus, session_id, snap.messages, None, cancelled=True)
@@ -249,7 +247,7 @@ class SessionRunner:
         )
 
     async def _drive(self, session_id: str, flags: TurnFlags, resume: bool) -> None:
-        found = await self._read(lambda c: q.claim(c, session_id, eventlog.now_ms()))
+        found = await self.store.read(lambda c: q.claim(c, session_id, eventlog.now_ms()))
         if not found:
             return
         await self._status(session_id)
@@ -259,7 +257,7 @@ class SessionRunner:
         titled = False
         turn: TurnTracker | None = None
         while True:
-            snap = await self._read(lambda c: history.read(c, session_id))
+            snap = await self.store.read(lambda c: history.read(c, session_id))
             if snap is None:
                 return  # deleted meanwhile
             settled = await settle(self.bus, session_id, snap.messages, self.jobs)
@@ -287,7 +285,7 @@ class SessionRunner:
                 )
             if settled.adopt or settled.lost:
                 need_step = True
-                snap = await self._read(lambda c: history.read(c, session_id))
+                snap = await self.store.read(lambda c: history.read(c, session_id))
                 if snap is None:
                     return
             elif resume and not steps:
@@ -370,7 +368,7 @@ class SessionRunner:
                 released.append(True)
 
         if last is None:
-            await self._read(release)
+            await self.store.read(release)
         else:
             await self.bus.publish(last, commit=release)
         return bool(released)
@@ -497,7 +495,7 @@ class SessionRunner:
         return True
 
     async def _compact(self, session_id: str, profile: Profile) -> None:
-        snap = await self._read(lambda c: history.read(c, session_id))
+        snap = await self.store.read(lambda c: history.read(c, session_id))
         if snap is None:
             raise LookupError("No such session.")
         specs = self.tools.specs()
@@ -518,7 +516,7 @@ class SessionRunner:
                     return str(m.get("text", ""))
             return ""
 
-        title = title_from_prompt(await self._read(first_prompt))
+        title = title_from_prompt(await self.store.read(first_prompt))
         if title is None:
             return
 

@@ -1,10 +1,6 @@
-"""The session engine's front: what the API (and later the runner) asks of sessions.
-
-Reads go to the store thread as one function each; every change is a durable event
-published through the bus, with its rule checked inside the same transaction (a guard), so
-no check can be outdated by the time its event lands. The runner is not here yet: a prompt
-is recorded (user message + inbox row) and handed to `Runner.wake`; `Runner.active` says
-which sessions run a turn in this process (busy even before a claim is written).
+"""The session service: what the API asks of sessions, each change a durable event whose
+rule is checked inside its own transaction, and the one announcer of a session's status
+(the store's: busy while its turn's claim is held).
 """
 
 from __future__ import annotations
@@ -18,54 +14,30 @@ from typing import Any, Protocol
 
 from desktop.agent.context import session_context
 from desktop.agent.permissions import mode_of
+from desktop.agent.title import DEFAULT_TITLE
 from desktop.checkpoints import forked_from
 from desktop.events import errors
 from desktop.events.bus import Draft, DurableBus, draft
 from desktop.events.ids import new_id
 from desktop.events.schema import TOOL_STATUS, validate_content
+from desktop.jobs.recovery import Turns
 from desktop.store import log
 from desktop.store import sessions as q
 from desktop.store.log import Event
 
-DEFAULT_TITLE = "New session"
 MAX_PAGE = 200
 DEFAULT_PAGE = 50
 MAX_LOG_PAGE = 5000
 
 
-class Runner(Protocol):
-    """What the engine's runner (next issue) provides. `wake` is called after a prompt was
-    durably recorded; the runner drains the session's inbox, publishes step/tool events,
-    and holds the claim while a turn runs."""
-
-    def active(self) -> set[str]:
-        """Sessions running a turn in this process. Also called on the store thread (inside
-        a guard), so it must be cheap and return a snapshot."""
-        ...
-
-    def wake(self, session_id: str) -> None: ...
-
-    async def interrupt(self, session_id: str) -> bool: ...
+class Runner(Turns, Protocol):
+    """What the service needs of the runner (desktop.agent.runner.SessionRunner): its turn
+    controls. `wake` is called after a prompt was durably recorded (with the session's
+    claim); the runner drains the session's inbox and releases the claim when done."""
 
     async def compact_now(self, session_id: str) -> bool:
         """Compact the session's history now; False while a turn runs."""
         ...
-
-
-class NoRunner:
-    """Until the agent exists: nothing runs, prompts wait in the inbox."""
-
-    def active(self) -> set[str]:
-        return set()
-
-    def wake(self, session_id: str) -> None:
-        pass
-
-    async def interrupt(self, session_id: str) -> bool:
-        return False
-
-    async def compact_now(self, session_id: str) -> bool:
-        raise LookupError("No agent runs in this service.")
 
 
 @dataclass(frozen=True)
@@ -81,25 +53,26 @@ def _cursor(value: int | None) -> str | None:
 
 
 class SessionService:
-    def __init__(self, bus: DurableBus, runner: Runner | None = None) -> None:
+    def __init__(
+        self,
+        bus: DurableBus,
+        runner: Runner,
+        *,
+        on_deleted: Sequence[Callable[[Sequence[str]], Awaitable[None]]] = (),
+    ) -> None:
         self.bus = bus
         self.store = bus.store
-        self.runner: Runner = runner or NoRunner()
+        self.runner = runner
         # Told the deleted tree (the session and its descendants) once the deletion is
         # durable: what lives outside the database (job terminals) goes with it.
-        self.on_deleted: list[Callable[[Sequence[str]], Awaitable[None]]] = []
+        self.on_deleted = tuple(on_deleted)
         self._status: dict[str, object] = {}
         bus.listeners.append(self._announce_status)
-
-    async def _read(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
-        return await self.store.run(lambda: fn(self.store.connection()))
 
     def _session_json(self, conn: sqlite3.Connection, session_id: str) -> dict[str, object]:
         found = q.get_session(conn, session_id)
         if found is None:
             raise errors.session_not_found(session_id)
-        if session_id in self.runner.active():
-            found["status"] = "busy"
         found["permission_mode"] = mode_of(conn, session_id)
         found.update(session_context(conn, session_id))
         origin = forked_from(conn, session_id)
@@ -128,22 +101,23 @@ class SessionService:
         await self.bus.publish(draft(session_id, "session.created", data))
         return await self.get(session_id)
 
+    async def create_child(self, parent: str, title: str, directory: str) -> str:
+        """A subagent's session under `parent`; its id."""
+        child = await self.create(title=title, directory=directory, parent_id=parent)
+        return str(child["id"])
+
     async def get(self, session_id: str) -> dict[str, object]:
-        return await self._read(lambda c: self._session_json(c, session_id))  # type: ignore[no-any-return]
+        return await self.store.read(lambda c: self._session_json(c, session_id))
 
     async def list_sessions(self) -> list[dict[str, object]]:
-        active = self.runner.active()
-
         def read(conn: sqlite3.Connection) -> list[dict[str, object]]:
             rows = q.list_sessions(conn)
             for row in rows:
-                if row["id"] in active:
-                    row["status"] = "busy"
                 row["permission_mode"] = mode_of(conn, str(row["id"]))
                 row.update(session_context(conn, str(row["id"])))
             return rows
 
-        return await self._read(read)  # type: ignore[no-any-return]
+        return await self.store.read(read)
 
     async def rename(self, session_id: str, title: str) -> dict[str, object]:
         await self.bus.publish(
@@ -181,10 +155,9 @@ class SessionService:
         """Deletes the session, its descendants and all they own; a turn running in any of
         them is interrupted first."""
         await self.get(session_id)
-        tree: list[str] = await self._read(lambda c: q.descendants(c, session_id))
+        tree: list[str] = await self.store.read(lambda c: q.descendants(c, session_id))
         for sid in tree:
-            if sid in self.runner.active():
-                await self.runner.interrupt(sid)
+            await self.runner.interrupt(sid)  # False where no turn runs
         await self.bus.publish(
             draft(session_id, "session.deleted", {}), guard=self._require(session_id)
         )
@@ -205,7 +178,7 @@ class SessionService:
             rows, older, newer = q.messages_page(conn, session_id, limit, before, after)
             return Page(rows, _cursor(older), _cursor(newer), log.last_seq(conn, session_id))
 
-        return await self._read(read)  # type: ignore[no-any-return]
+        return await self.store.read(read)
 
     async def message(self, session_id: str, message_id: str) -> dict[str, Any]:
         return (await self.message_at(session_id, message_id))[0]
@@ -220,10 +193,10 @@ class SessionService:
                 raise errors.message_not_found(session_id, message_id)
             return found[1], log.last_seq(conn, session_id)
 
-        return await self._read(read)  # type: ignore[no-any-return]
+        return await self.store.read(read)
 
     def _check_update(self, conn: sqlite3.Connection, session_id: str, message_id: str) -> None:
-        # The seed's order: session, busy, message, kind, completion.
+        # In this order: session, busy, message, kind, completion.
         found = self._session_json(conn, session_id)
         if found["status"] == "busy":
             raise errors.busy(session_id)
@@ -269,19 +242,20 @@ class SessionService:
             self._session_json(conn, session_id)
             return log.session_log(conn, session_id, after, limit)
 
-        return await self._read(read)  # type: ignore[no-any-return]
+        return await self.store.read(read)
 
     async def head(self) -> int:
         """The highest event position ever assigned."""
-        return await self._read(log.head)  # type: ignore[no-any-return]
+        return await self.store.read(log.head)
 
     async def events_after(self, position: int, limit: int) -> list[Event]:
-        return await self._read(lambda c: log.after(c, position, limit))  # type: ignore[no-any-return]
+        return await self.store.read(lambda c: log.after(c, position, limit))
 
     # Input ---------------------------------------------------------------------------
     async def prompt(self, session_id: str, text: str, mode: str = "queue") -> str:
-        """Records the prompt (user message and inbox row, one transaction) and wakes the
-        runner; returns the message id."""
+        """Records the prompt (user message, inbox row and the session's claim: busy from
+        now, and a turn owed even across a crash; one transaction) and wakes the runner;
+        returns the message id."""
         if not text.strip():
             raise errors.invalid("text must not be empty.")
         message_id = new_id("msg")
@@ -303,6 +277,7 @@ class SessionService:
                 data={"text": text},
                 created=created,
             )
+            q.claim(conn, session_id, created)
 
         await self.bus.publish(event, guard=self._require(session_id), commit=commit)
         self.runner.wake(session_id)
@@ -322,19 +297,18 @@ class SessionService:
                 q.release(conn, session_id)
             return self._session_json(conn, session_id)
 
-        session: dict[str, object] = await self._read(write)
+        session: dict[str, object] = await self.store.read(write)
         self._emit_status(session_id, session["status"])
         return session
 
     async def refresh_status(self, session_id: str) -> None:
-        """Announce the session's current status (the runner calls it when a turn's task
-        starts or ends: `active()` changed without an event)."""
-        found = await self._read(lambda c: q.get_session(c, session_id))
+        """Announce the session's stored status (the runner calls it when a turn's task
+        starts or ends: its claim may have changed without an event)."""
+        found = await self.store.read(lambda c: q.get_session(c, session_id))
         if found is None:
             self._status.pop(session_id, None)
             return
-        busy = session_id in self.runner.active()
-        self._emit_status(session_id, "busy" if busy else found["status"])
+        self._emit_status(session_id, found["status"])
 
     # Status announcements ------------------------------------------------------------
     def _emit_status(self, session_id: str, status: object) -> None:
@@ -346,9 +320,8 @@ class SessionService:
         )
 
     def _announce_status(self, events: list[Event], statuses: dict[str, str | None]) -> None:
-        active = self.runner.active()
         for sid, status in statuses.items():
             if status is None:
                 self._status.pop(sid, None)
             else:
-                self._emit_status(sid, "busy" if sid in active else status)
+                self._emit_status(sid, status)

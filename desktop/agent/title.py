@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+DEFAULT_TITLE = "New session"  # a new session's, until its first answer names it
 MAX_TITLE_CHARS = 60
 
 _SPACE = re.compile(r"\s+")

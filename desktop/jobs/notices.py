@@ -147,7 +147,8 @@ async def admit(
     bus: DurableBus, notice: Notice, *, wake: Callable[[str], None] | None = None
 ) -> Admission:
     """Admit `notice` and acknowledge its job's row in one transaction; `wake` (the
-    runner's) is called after an admission that should start a turn. "duplicate": it was
+    runner's) is called after an admission that should start a turn (whose claim the
+    transaction takes). "duplicate": it was
     admitted before (the row is acknowledged now); "gone": its session no longer exists."""
     created = log.now_ms()
     data = {
@@ -168,6 +169,8 @@ async def admit(
             created=created,
         )
         model.acknowledge(conn, notice.message_id)
+        if wake is not None:
+            q.claim(conn, notice.session_id, created)  # busy from now: a turn is owed
 
     try:
         await bus.publish(

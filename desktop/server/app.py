@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 
 from aiohttp import web
 
-from desktop.agent.service import SessionService
+from desktop.agent.engine import EngineParts, build_engine
+from desktop.agent.runner import ProfileSource
 from desktop.config import Settings, web_dist_dir
 from desktop.events.bus import DurableBus
-from desktop.server.agent import build_runner, wire_runner
-from desktop.server.appkeys import BACKGROUND, EVENTS, INFLIGHT, SESSIONS, SETTINGS, STORE, TOKEN
+from desktop.events.fanout import Fanout
+from desktop.provider.profiles import Profile
+from desktop.provider.settings import ProviderConfigStore
+from desktop.server.appkeys import ENGINE, EVENTS, INFLIGHT, SETTINGS, STORE, TOKEN
 from desktop.server.auth import BrowserSessions, make_auth_middleware, setup_auth_routes
 from desktop.server.errors import error_middleware
-from desktop.server.events import EventBus
 from desktop.server.hosts import HostPolicy, make_host_middleware
 from desktop.server.inflight import InFlight
 from desktop.server.provider_routes import setup_provider_routes
@@ -24,16 +27,17 @@ from desktop.server.routes_events import setup_event_routes
 from desktop.server.routes_instructions import setup_instruction_routes
 from desktop.server.routes_sessions import setup_session_routes
 from desktop.server.routes_test import setup_test_routes
-from desktop.server.terminals import setup_terminals
+from desktop.server.terminals import TERMINALS, setup_terminals
 from desktop.server.webui import WebUI
 from desktop.store.db import Store
 
 MAX_BODY_BYTES = 4 * 1024 * 1024
 
 
-def create_app(settings: Settings, *, token: str, agent: bool = True) -> web.Application:
-    """The service. `agent=False` leaves prompts waiting in the inbox (no runner): the
-    session engine's own tests use it."""
+def create_app(
+    settings: Settings, *, token: str, profile: ProfileSource | None = None
+) -> web.Application:
+    """The service; `profile` replaces the provider settings' profile (tests' fake ones)."""
     settings.ensure_dirs()
     sessions = BrowserSessions(settings.browser_sessions_path)
     inflight = InFlight()
@@ -49,22 +53,26 @@ def create_app(settings: Settings, *, token: str, agent: bool = True) -> web.App
     app[INFLIGHT] = inflight
     app[SETTINGS] = settings
     app[TOKEN] = token
-    app[EVENTS] = EventBus()
+    app[EVENTS] = Fanout()
     app[STORE] = Store(settings.database_path)
+    setup_terminals(app)  # the PTY host link: the engine runs shell calls as its jobs
+    terminals = app[TERMINALS]
+    config = ProviderConfigStore(settings)
+
+    async def configured() -> Profile | None:
+        return await asyncio.to_thread(config.profile)
+
     bus = DurableBus(app[STORE], app[EVENTS])
-    runner = build_runner(app, bus)
-    app[SESSIONS] = SessionService(bus, runner if agent else None)
-    wire_runner(app[SESSIONS], runner, app[BACKGROUND])
+    source = profile or configured
+    parts = EngineParts(bus, settings, source, terminals.client, terminals.running_client)
+    engine = app[ENGINE] = build_engine(parts)
     ui = WebUI(web_dist_dir(), token, sessions)
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         await app[STORE].open()
         await ui.load()
         bus.start()
-        if agent:
-            # Before any route serves: background markers, then claimed turns.
-            await app[BACKGROUND].recovery.recover()
-            app[BACKGROUND].cleanup.start()  # finished job terminals: now, then on a timer
+        await engine.start()  # before any route serves: restart recovery
         yield
         await bus.stop()
         await app[STORE].close()
@@ -74,13 +82,10 @@ def create_app(settings: Settings, *, token: str, agent: bool = True) -> web.App
 
     app.cleanup_ctx.append(lifecycle)
 
-    async def stop_runner(app: web.Application) -> None:
-        # Before the PTY host link closes: a waiting shell call must be cancelled (left to
-        # the successor), not fail on a closed connection.
-        await runner.close()
-        await app[BACKGROUND].close()  # runs cancelled unsettled: markers stay for the successor
+    async def stop_engine(app: web.Application) -> None:
+        await engine.close()
 
-    app.on_shutdown.append(stop_runner)
+    app.on_shutdown.append(stop_engine)
     app.on_shutdown.append(end_streams)
     setup_auth_routes(app, sessions)
     setup_core_routes(app)
@@ -90,7 +95,6 @@ def create_app(settings: Settings, *, token: str, agent: bool = True) -> web.App
     setup_background_routes(app)
     setup_checkpoint_routes(app)
     setup_test_routes(app)
-    setup_terminals(app)
     setup_provider_routes(app)
     # Registered last so every real route wins; /api/ never falls through to the UI.
     app.router.add_route("*", "/api/{tail:.*}", api_not_found)

@@ -4,21 +4,15 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from desktop.agent.permissions import Permissions
-from desktop.agent.runner import SessionRunner
-from desktop.agent.service import SessionService
+from desktop.agent.engine import Engine
 from desktop.config import Settings
-from desktop.jobs.service import BackgroundWork
-from desktop.server.events import EventBus
+from desktop.events.fanout import Fanout
 from desktop.server.inflight import InFlight
 from desktop.store.db import Store
 
 SETTINGS = web.AppKey("settings", Settings)
-EVENTS = web.AppKey("events", EventBus)
+EVENTS = web.AppKey("events", Fanout)
 TOKEN = web.AppKey("token", str)
 STORE = web.AppKey("store", Store)
 INFLIGHT = web.AppKey("inflight", InFlight)
-SESSIONS = web.AppKey("sessions", SessionService)
-PERMISSIONS = web.AppKey("permissions", Permissions)
-RUNNER = web.AppKey("runner", SessionRunner)
-BACKGROUND = web.AppKey("background", BackgroundWork)
+ENGINE = web.AppKey("engine", Engine)  # the session engine: the routes read its parts

@@ -4,7 +4,7 @@
     POST /api/session/{id}/jobs/{job_id}/cancel  -> {"data": job}
     POST /api/session/{id}/background            -> {"data": [moved job, ...]}
 
-Job shape: desktop.jobs.service.job_json.
+Job shape: desktop.jobs.model.Job.to_json.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import re
 from aiohttp import web
 
 from desktop.events.schema import ID
-from desktop.jobs.service import job_not_found
-from desktop.server.appkeys import BACKGROUND, SESSIONS
+from desktop.jobs.model import job_not_found
+from desktop.server.appkeys import ENGINE
 from desktop.server.errors import ApiError, data_response
 
 # Shell job ids are PTY host keys (job:<session>:<call>), subagent ones session ids.
@@ -31,24 +31,24 @@ def _session_id(request: web.Request) -> str:
 
 async def list_jobs(request: web.Request) -> web.Response:
     session_id = _session_id(request)
-    await request.app[SESSIONS].get(session_id)
-    return data_response(await request.app[BACKGROUND].jobs_of(session_id))
+    await request.app[ENGINE].sessions.get(session_id)
+    return data_response(await request.app[ENGINE].background.jobs_of(session_id))
 
 
 async def cancel_job(request: web.Request) -> web.Response:
     session_id = _session_id(request)
     job_id = request.match_info["job_id"]
-    await request.app[SESSIONS].get(session_id)
+    await request.app[ENGINE].sessions.get(session_id)
     if not _JOB_ID.match(job_id):
         raise job_not_found(session_id, job_id)
-    return data_response(await request.app[BACKGROUND].cancel(session_id, job_id))
+    return data_response(await request.app[ENGINE].background.cancel(session_id, job_id))
 
 
 async def move_to_background(request: web.Request) -> web.Response:
     """Every call the session's turn waits for goes to the background; the moved jobs."""
     session_id = _session_id(request)
-    await request.app[SESSIONS].get(session_id)
-    return data_response(await request.app[BACKGROUND].background_session(session_id))
+    await request.app[ENGINE].sessions.get(session_id)
+    return data_response(await request.app[ENGINE].background.background_session(session_id))
 
 
 def setup_background_routes(app: web.Application) -> None:

@@ -10,13 +10,10 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from desktop.checkpoints import Checkpoints
 from desktop.events import errors
 from desktop.events.schema import ID
-from desktop.server.appkeys import SESSIONS
+from desktop.server.appkeys import ENGINE
 from desktop.server.errors import ApiError, data_response, read_json_object
-
-CHECKPOINTS = web.AppKey("checkpoints", Checkpoints)
 
 
 def _invalid(message: str) -> ApiError:
@@ -55,7 +52,7 @@ def _flag(body: dict[str, object], name: str) -> bool:
 
 async def _idle(request: web.Request, session_id: str) -> None:
     """404 for an unknown session, 409 `session.busy` while a turn runs."""
-    session = await request.app[SESSIONS].get(session_id)
+    session = await request.app[ENGINE].sessions.get(session_id)
     if session["status"] == "busy":
         raise errors.busy(session_id)
 
@@ -64,8 +61,8 @@ async def changes(request: web.Request) -> web.Response:
     session_id = _session_id(request)
     _only(dict(request.query), "message_id")
     message_id = _message_id(request.query.get("message_id"), session_id, required=False)
-    await request.app[SESSIONS].get(session_id)
-    files = await request.app[CHECKPOINTS].changes(session_id, message_id)
+    await request.app[ENGINE].sessions.get(session_id)
+    files = await request.app[ENGINE].checkpoints.changes(session_id, message_id)
     return data_response({"files": files})
 
 
@@ -80,7 +77,7 @@ async def revert(request: web.Request) -> web.Response:
     force, preview = _flag(body, "force"), _flag(body, "preview")
     assert message_id is not None
     await _idle(request, session_id)
-    result = await request.app[CHECKPOINTS].revert(
+    result = await request.app[ENGINE].checkpoints.revert(
         session_id, message_id, force=force, preview=preview
     )
     return data_response(result)
@@ -91,7 +88,7 @@ async def unrevert(request: web.Request) -> web.Response:
     body = await read_json_object(request)
     _only(body)
     await _idle(request, session_id)
-    return data_response(await request.app[CHECKPOINTS].unrevert(session_id))
+    return data_response(await request.app[ENGINE].checkpoints.unrevert(session_id))
 
 
 async def fork(request: web.Request) -> web.Response:
@@ -100,12 +97,12 @@ async def fork(request: web.Request) -> web.Response:
     _only(body, "message_id")
     message_id = _message_id(body.get("message_id"), session_id, required=False)
     await _idle(request, session_id)
-    new = await request.app[CHECKPOINTS].fork(session_id, message_id)
-    return data_response(await request.app[SESSIONS].get(new), status=201)
+    new = await request.app[ENGINE].checkpoints.fork(session_id, message_id)
+    return data_response(await request.app[ENGINE].sessions.get(new), status=201)
 
 
 async def _recover(app: web.Application) -> None:
-    await app[CHECKPOINTS].recover()
+    await app[ENGINE].checkpoints.recover()
 
 
 def setup_checkpoint_routes(app: web.Application) -> None:

@@ -17,7 +17,7 @@ from aiohttp import web
 from desktop.agent.service import SessionService
 from desktop.events.bus import frame
 from desktop.events.fanout import Subscription, encode_event, resync_frame
-from desktop.server.appkeys import EVENTS, SESSIONS
+from desktop.server.appkeys import ENGINE, EVENTS
 from desktop.server.errors import ApiError
 from desktop.store.log import now_ms
 
@@ -39,7 +39,7 @@ def resume_position(request: web.Request) -> int | None:
 async def event_stream(request: web.Request) -> web.StreamResponse:
     after = resume_position(request)
     fanout = request.app[EVENTS]
-    sessions = request.app[SESSIONS]
+    sessions = request.app[ENGINE].sessions
     sub = fanout.subscribe()
     response = web.StreamResponse(
         headers={

@@ -9,7 +9,7 @@ from aiohttp import web
 
 from desktop.agent import instructions
 from desktop.events.schema import ID
-from desktop.server.appkeys import SESSIONS
+from desktop.server.appkeys import ENGINE
 from desktop.server.errors import ApiError, data_response
 
 
@@ -17,7 +17,7 @@ async def session_instructions(request: web.Request) -> web.Response:
     session_id = request.match_info["id"]
     if not ID.match(session_id):
         raise ApiError(404, "session.not_found", f"No session {session_id!r}.")
-    session = await request.app[SESSIONS].get(session_id)
+    session = await request.app[ENGINE].sessions.get(session_id)
     files = await asyncio.to_thread(instructions.load, str(session["directory"]))
     return data_response({"files": [f.json() for f in files]})
 

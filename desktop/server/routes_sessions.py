@@ -14,7 +14,7 @@ from desktop.agent.permissions import MODES, REPLIES
 from desktop.agent.service import DEFAULT_PAGE, MAX_LOG_PAGE, MAX_PAGE, SessionService
 from desktop.events.schema import ID, MAX_DIRECTORY, MAX_TEXT, MAX_TITLE
 from desktop.provider.settings import MAX_WINDOW
-from desktop.server.appkeys import PERMISSIONS, SESSIONS
+from desktop.server.appkeys import ENGINE
 from desktop.server.errors import ApiError, data_response, read_json_object
 
 _NUMBER = re.compile(r"^[0-9]{1,15}$")
@@ -25,7 +25,7 @@ def _invalid(message: str) -> ApiError:
 
 
 def _service(request: web.Request) -> SessionService:
-    return request.app[SESSIONS]
+    return request.app[ENGINE].sessions
 
 
 def _id(request: web.Request, name: str) -> str:
@@ -110,7 +110,7 @@ async def patch_session(request: web.Request) -> web.Response:
     if "context_window" in body:
         await service.set_window(session_id, window)
     if isinstance(mode, str):
-        await request.app[PERMISSIONS].set_mode(session_id, mode)
+        await request.app[ENGINE].permissions.set_mode(session_id, mode)
     if isinstance(title, str):
         return data_response(await service.rename(session_id, title))
     return data_response(await service.get(session_id))
@@ -125,14 +125,14 @@ async def interrupt(request: web.Request) -> web.Response:
     """Ends the session's running turn for good (running tools end cancelled)."""
     session_id = _id(request, "id")
     await _service(request).get(session_id)
-    interrupted = await _service(request).runner.interrupt(session_id)
+    interrupted = await request.app[ENGINE].runner.interrupt(session_id)
     return data_response({"interrupted": interrupted})
 
 
 async def list_permissions(request: web.Request) -> web.Response:
     session_id = _id(request, "id")
     await _service(request).get(session_id)
-    return data_response(await request.app[PERMISSIONS].pending(session_id))
+    return data_response(await request.app[ENGINE].permissions.pending(session_id))
 
 
 async def reply_permission(request: web.Request) -> web.Response:
@@ -147,7 +147,7 @@ async def reply_permission(request: web.Request) -> web.Response:
     if len(call_id) > 200:
         raise ApiError(404, "session.permission_not_found", "No such permission request.")
     assert isinstance(reply, str)
-    return data_response(await request.app[PERMISSIONS].reply(session_id, call_id, reply))
+    return data_response(await request.app[ENGINE].permissions.reply(session_id, call_id, reply))
 
 
 async def delete_session(request: web.Request) -> web.Response:

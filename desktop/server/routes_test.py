@@ -14,7 +14,7 @@ from aiohttp import web
 
 from desktop.events.bus import Draft, draft
 from desktop.events.schema import DURABLE, EPHEMERAL, ID, validate_event
-from desktop.server.appkeys import SESSIONS
+from desktop.server.appkeys import ENGINE
 from desktop.server.errors import ApiError, data_response, read_json_object
 
 ENV = "DESK_TEST_HOOKS"
@@ -57,7 +57,7 @@ async def publish_events(request: web.Request) -> web.Response:
             durable.append(draft(session_id, str(kind), data))
         else:
             raise _invalid(f"{where}.type {kind!r} is not an event type.")
-    service = request.app[SESSIONS]
+    service = request.app[ENGINE].sessions
     events = await service.publish(durable) if durable else []
     for session_id, kind, data in ephemeral:
         service.bus.broadcast(session_id, kind, data)
@@ -71,7 +71,7 @@ async def set_claim(request: web.Request) -> web.Response:
     claimed = body.get("claimed")
     if not isinstance(claimed, bool) or set(body) != {"claimed"}:
         raise _invalid('The body must be {"claimed": true|false}.')
-    session = await request.app[SESSIONS].set_claim(request.match_info["id"], claimed)
+    session = await request.app[ENGINE].sessions.set_claim(request.match_info["id"], claimed)
     return data_response(session)
 
 

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from aiohttp import web
 
 from desktop.config import Settings
+from desktop.events.fanout import Fanout
 from desktop.ptyhost.client import PtyHostClient
 from desktop.ptyhost.launcher import ensure_host
 from desktop.ptyhost.protocol import PtyHostError, PtyHostUnavailable
@@ -20,7 +21,6 @@ from desktop.ptyhost.validation import parse_attach_query
 from desktop.server.appkeys import EVENTS, SETTINGS
 from desktop.server.auth import AUTH_METHOD, own_origin
 from desktop.server.errors import ApiError, data_response, read_json_object
-from desktop.server.events import EventBus
 from desktop.server.handoff import hand_over
 from desktop.server.tickets import TicketStore
 
@@ -37,7 +37,7 @@ _EVENT_TYPES = {
 class TerminalService:
     """The service's link to the PTY host, started lazily and re-established when lost."""
 
-    def __init__(self, settings: Settings, events: EventBus) -> None:
+    def __init__(self, settings: Settings, events: Fanout) -> None:
         self.settings = settings
         self.events = events
         self._client: PtyHostClient | None = None

@@ -5,6 +5,7 @@ written before the move."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -12,16 +13,23 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from desktop.config import Settings
+from desktop.provider.profiles import Profile
 from desktop.server.app import create_app
 from tests.support.app import TOKEN, ClientFactory
 from tests.support.host import stop_host
 
 
+async def no_answer() -> Profile | None:
+    """A provider that never answers: a prompted turn holds its claim and waits at its first
+    step, so a prompt's rows stay as the prompt wrote them (tests/server/test_runner_* run
+    whole turns against the fake provider)."""
+    await asyncio.Event().wait()
+    return None
+
+
 @pytest.fixture
 async def client(aiohttp_client: ClientFactory, settings: Settings, web_dist: Path) -> TestClient:
-    # The session engine without the agent: prompts stay in the inbox (tests/events, tests/agent and
-    # tests/server/test_runner_* run the agent).
-    return await aiohttp_client(create_app(settings, token=TOKEN, agent=False))
+    return await aiohttp_client(create_app(settings, token=TOKEN, profile=no_answer))
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from aiohttp.test_utils import TestClient
 
 from desktop.config import Settings
 from desktop.server.app import create_app
-from desktop.server.appkeys import RUNNER
+from desktop.server.appkeys import ENGINE
 from tests.server.conftest import TOKEN, ClientFactory
 from tests.server.runner_support import (
     configure,
@@ -49,7 +49,7 @@ async def agent(
 ) -> TestClient:
     configure(settings, fake.base_url)
     app = create_app(settings, token=TOKEN)
-    app[RUNNER].options.retry_scale = 0.01
+    app[ENGINE].runner.options.retry_scale = 0.01
     return await aiohttp_client(app)
 
 

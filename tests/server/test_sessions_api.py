@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from aiohttp.test_utils import TestClient
@@ -252,30 +252,22 @@ async def test_bad_input_is_a_clear_4xx_and_writes_nothing(
 async def test_the_runner_is_woken_after_the_prompt_is_durable(
     client: TestClient, auth: dict[str, str]
 ) -> None:
-    from desktop.server.appkeys import SESSIONS, STORE
+    from desktop.agent.service import Runner, SessionService
+    from desktop.server.appkeys import ENGINE, STORE
     from desktop.store import sessions as q
 
     store = client.app[STORE]
     woken: list[tuple[str, asyncio.Future[list[dict[str, object]]]]] = []
 
     class Recorder:
-        def active(self) -> set[str]:
-            return set()
-
         def wake(self, session_id: str) -> None:
             # What a runner would do first: read the inbox (queued now, behind the commit).
             read = store.run(lambda: q.inbox_pending(store.connection(), session_id))
             woken.append((session_id, asyncio.ensure_future(read)))
 
-        async def interrupt(self, session_id: str) -> bool:
-            return False
-
-    client.app[SESSIONS].runner = Recorder()
+    service = SessionService(client.app[ENGINE].bus, cast(Runner, Recorder()))
     session = await new_session(client, auth)
-    response = await client.post(
-        f"/api/session/{session['id']}/prompt", json={"text": "go"}, headers=auth
-    )
-    message_id = (await response.json())["data"]["message_id"]
+    message_id = await service.prompt(session["id"], "go")
     [(sid, pending)] = woken
     assert sid == session["id"]
     assert [p["id"] for p in await pending] == [message_id]

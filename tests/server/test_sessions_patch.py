@@ -9,7 +9,7 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 
-from desktop.server.appkeys import SESSIONS, STORE
+from desktop.server.appkeys import ENGINE, STORE
 from desktop.store import log
 from tests.support.sessions import ended, publish_app, started, table_counts
 
@@ -113,10 +113,10 @@ async def test_non_assistant_incomplete_and_unfinished_tool_content_are_refused(
     await publish_app(
         client.app, sid, ("session.synthetic", {"message_id": "msg_syn", "text": "s"})
     )
-    prompted = await client.post(f"/api/session/{sid}/prompt", json={"text": "u"}, headers=auth)
-    user_id = (await prompted.json())["data"]["message_id"]
+    prompted = {"message_id": "msg_user", "text": "u", "mode": "queue"}
+    await publish_app(client.app, sid, ("session.prompted", prompted))
     before = await table_counts(client.app)
-    for mid in ("msg_syn", user_id):
+    for mid in ("msg_syn", "msg_user"):
         status, body = await patch(client, auth, sid, mid, {"content": []})
         assert (status, body["error"]["type"]) == (400, "session.message_not_assistant")
     status, body = await patch(client, auth, sid, MID, {"content": []})
@@ -142,7 +142,7 @@ async def test_a_completed_assistant_is_refused_while_its_session_is_busy(
     client: TestClient, auth: dict[str, str]
 ) -> None:
     sid = await session_with_assistant(client, auth)
-    service = client.app[SESSIONS]
+    service = client.app[ENGINE].sessions
     await service.set_claim(sid, True)
     status, body = await patch(client, auth, sid, MID, {"content": []})
     assert (status, body["error"]["type"]) == (409, "session.busy")
@@ -154,19 +154,12 @@ async def test_a_completed_assistant_is_refused_while_its_session_is_busy(
 async def test_a_turn_running_in_this_process_makes_the_session_busy(
     client: TestClient, auth: dict[str, str]
 ) -> None:
+    """From the prompt on: the client's provider never answers, so the turn stays at its
+    first step."""
     sid = await session_with_assistant(client, auth)
-
-    class Running:
-        def active(self) -> set[str]:
-            return {sid}
-
-        def wake(self, session_id: str) -> None:
-            pass
-
-        async def interrupt(self, session_id: str) -> bool:
-            return False
-
-    client.app[SESSIONS].runner = Running()
+    prompted = await client.post(f"/api/session/{sid}/prompt", json={"text": "u"}, headers=auth)
+    assert prompted.status == 202
+    assert sid in client.app[ENGINE].runner.active()
     status, body = await patch(client, auth, sid, MID, {"content": []})
     assert (status, body["error"]["type"]) == (409, "session.busy")
     got = await (await client.get(f"/api/session/{sid}", headers=auth)).json()

@@ -191,13 +191,13 @@ async def test_a_client_that_leaves_ends_its_stream_without_a_traceback(
 async def test_status_changes_are_announced_once_each(
     client: TestClient, auth: dict[str, str]
 ) -> None:
-    from desktop.server.appkeys import SESSIONS
+    from desktop.server.appkeys import ENGINE
     from tests.support.sessions import started
 
     stream = await client.get("/api/event", headers=auth)
     await next_event(stream)
     sid = await new_session(client, auth)
-    service = client.app[SESSIONS]
+    service = client.app[ENGINE].sessions
     await service.set_claim(sid, True)
     await publish_app(
         client.app, sid, started("m1"), ("session.text", {"message_id": "m1", "text": "a"})

@@ -173,9 +173,9 @@ async def publish_app(
     app: Any, session_id: str, *events: tuple[str, dict[str, Any]]
 ) -> list[Event]:
     """Publish through a running app's real bus (in-process route tests)."""
-    from desktop.server.appkeys import SESSIONS
+    from desktop.server.appkeys import ENGINE
 
-    service = app[SESSIONS]
+    service = app[ENGINE].sessions
     return await service.publish([draft(session_id, kind, data) for kind, data in events])  # type: ignore[no-any-return]
 
 
