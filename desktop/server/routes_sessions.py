@@ -6,6 +6,8 @@ calls the `SessionService`, whose errors map one-to-one to the API's error types
 
 from __future__ import annotations
 
+import asyncio
+import os
 import re
 
 from aiohttp import web
@@ -64,9 +66,16 @@ def _only(body: dict[str, object], *names: str) -> None:
         raise _invalid(f"Unknown field(s): {', '.join(sorted(unknown))}.")
 
 
+def _whole_home_or_root(directory: str | None) -> str | None:
+    """The folder when it is `/` or the person's home folder (blocking: it resolves paths)."""
+    folder = os.path.realpath(directory if directory is not None else os.getcwd())
+    home = os.path.realpath(os.path.expanduser("~"))
+    return folder if folder in ("/", home) else None
+
+
 async def create_session(request: web.Request) -> web.Response:
     body = await read_json_object(request)
-    _only(body, "title", "parent_id", "directory")
+    _only(body, "title", "parent_id", "directory", "confirm")
     title = _optional_str(body, "title", MAX_TITLE)
     directory = _optional_str(body, "directory", MAX_DIRECTORY)
     parent_id = _optional_str(body, "parent_id", 64)
@@ -74,6 +83,18 @@ async def create_session(request: web.Request) -> web.Response:
         raise _invalid("parent_id must be a session id.")
     if directory == "":
         raise _invalid("directory must not be empty.")
+    confirm = body.get("confirm", False)
+    if not isinstance(confirm, bool):
+        raise _invalid("confirm must be true or false.")
+    whole = await asyncio.to_thread(_whole_home_or_root, directory)
+    if whole is not None and not confirm:
+        # Every tool of the session can reach the whole folder: the person says so first.
+        raise ApiError(
+            409,
+            "session.confirm_folder",
+            f"{whole} is {'the whole file system' if whole == '/' else 'your home folder'}: "
+            "the agent could read and change everything in it. Confirm to use it anyway.",
+        )
     session = await _service(request).create(title=title, directory=directory, parent_id=parent_id)
     return data_response(session, status=201)
 

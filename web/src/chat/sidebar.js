@@ -108,10 +108,15 @@ function NewSessionDialog({ store, onClose }) {
     setBusy(true)
     setError(null)
     try {
-      const session = await store.createSession({
-        title: title.trim(),
-        directory: directory.trim(),
-      })
+      const wanted = { title: title.trim(), directory: directory.trim() }
+      let session
+      try {
+        session = await store.createSession(wanted)
+      } catch (e) {
+        // A whole home folder (or /): the service asks the person to confirm it first.
+        if (e.type !== "session.confirm_folder" || !window.confirm(e.message)) throw e
+        session = await store.createSession({ ...wanted, confirm: true })
+      }
       store.select(session.id)
       onClose()
     } catch (e) {

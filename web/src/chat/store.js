@@ -442,10 +442,11 @@ export function createChatStore({ request }) {
 
   // ---- actions -----------------------------------------------------------------------------
 
-  async function createSession({ title, directory } = {}) {
+  async function createSession({ title, directory, confirm } = {}) {
     const body = {}
     if (title) body.title = title
     if (directory) body.directory = directory
+    if (confirm) body.confirm = true // the person agreed to a whole home folder (or /)
     const { data } = await request("POST", "/api/session", body)
     upsertSession(data, { live: false })
     return data
