@@ -9,6 +9,7 @@ import { Composer } from "./composer.js"
 import { RetryBanner } from "./retry-banner.js"
 import { ProviderNotice, SettingsButton } from "./settings-dialog.js"
 import { JobsPanel } from "./jobs-panel.js"
+import { ContextMeter } from "./context-meter.js"
 import { PermissionModeSwitch, PermissionPrompts } from "./permission-card.js"
 import {
   elementScroll,
@@ -223,6 +224,7 @@ export function ChatView({ store }) {
         <h2 class="chat-title">${session.title || "Untitled"}</h2>
         <div class="chat-folder" title=${session.directory}><bdi>${session.directory}</bdi></div>
       </div>
+      <${ContextMeter} session=${session} store=${store} />
       <${PermissionModeSwitch} session=${session} />
       <${SettingsButton} />
       <button

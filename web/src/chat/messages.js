@@ -11,6 +11,7 @@ import { shellCommand, ToolBadge, ToolLiveInput, toolStatus } from "./tool-card.
 import { TurnUsage } from "./usage.js"
 import { ToolLinks } from "./job-links.js"
 import { isJobNotice, NoticeCard } from "./notice-card.js"
+import { CompactionDivider } from "./context-meter.js"
 
 /** Assistant Markdown; `streaming` renders block-wise per animation frame, else all at once. */
 export function Markdown({ text, streaming = false }) {
@@ -202,6 +203,8 @@ export function MessageItem({ sig, thread, store, busy }) {
   }
   if (message.type === "synthetic" && isJobNotice(message))
     return html`<${NoticeCard} message=${message} />`
+  if (message.type === "synthetic" && message.description === "compaction")
+    return html`<${CompactionDivider} message=${message} />`
   if (message.type === "synthetic")
     return html`<article class="message msg-synthetic" data-id=${message.id}>
       <details>

@@ -14,6 +14,14 @@ import { turnUsage } from "./usage.js"
 
 export const PAGE_SIZE = 50
 
+/** A session's `context` after a step recorded {used, window?}: a session's own window stays. */
+function contextOf(previous, recorded) {
+  const next = { used: recorded.used }
+  const window = recorded.window ?? previous?.window
+  if (window) next.window = window
+  return next
+}
+
 /** Durable events after which no retry is pending any more. */
 const RETRY_ENDS = new Set([
   "session.step.started",
@@ -391,6 +399,20 @@ export function createChatStore({ request }) {
         )
       if (TOUCH.has(type))
         changeSession(sid, (s) => ((s.time.updated = Math.max(s.time.updated ?? 0, created)), s))
+      if (type === "session.step.ended" && data.context)
+        changeSession(sid, (s) => ((s.context = contextOf(s.context, data.context)), s))
+      else if (type === "session.context.window")
+        changeSession(
+          sid,
+          (s) => (
+            (s.context = {
+              ...s.context,
+              used: s.context?.used ?? 0,
+              window: data.window ?? undefined,
+            }),
+            s
+          ),
+        )
       threads.get(sid)?.apply(event)
     })
   }
@@ -491,6 +513,13 @@ export function createChatStore({ request }) {
     return messageId ?? null
   }
 
+  /** Compacts the session's history for the model now; the session comes back. */
+  async function compactNow(sessionId) {
+    const { data } = await request("POST", `/api/session/${enc(sessionId)}/compact`, {})
+    if (data?.id) upsertSession(data)
+    return data ?? null
+  }
+
   async function interrupt(sessionId) {
     const { data } = await request("POST", `/api/session/${enc(sessionId)}/interrupt`, {})
     return Boolean(data?.interrupted)
@@ -511,6 +540,7 @@ export function createChatStore({ request }) {
   return {
     provider,
     sendPrompt,
+    compactNow,
     interrupt,
     loadProvider,
     saveProvider,

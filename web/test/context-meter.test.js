@@ -1,0 +1,17 @@
+import { describe, expect, test } from "vitest"
+import { meterText } from "../src/chat/context-meter.js"
+
+describe("the context meter", () => {
+  test("says the share of a known window, with the counts on hover", () => {
+    const { text, title, percent } = meterText({ used: 53_760, window: 128_000 })
+    expect(text).toBe("42 % of 128k")
+    expect(title).toBe("53,760 of 128,000 tokens in the last request")
+    expect(percent).toBe(42)
+  })
+
+  test("says unknown window when nobody stated one", () => {
+    expect(meterText({ used: 900 }).text).toBe("unknown window")
+    expect(meterText(undefined).text).toBe("unknown window")
+    expect(meterText({ used: 5, window: 1_048_576 }).text).toBe("0 % of 1M")
+  })
+})
