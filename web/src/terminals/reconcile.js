@@ -1,3 +1,4 @@
+// @ts-check
 // How the tab list follows the service, as pure functions: a terminal list from the service
 // against the tabs open here (a list never undoes a tab opened or closed since it was asked
 // for), and the order rules (a saved order, each group's tabs contiguous). No DOM, no network.

@@ -1,3 +1,4 @@
+// @ts-check
 // The terminal area's state, in signals: the strip's order, the tab in view, whether the first
 // list has loaded, the size of the panes, the latest notice, the user's last keystroke, and the
 // journal of tabs opened or closed here (what a terminal list from the service must not undo).
