@@ -50,6 +50,12 @@ def storage_path(settings: Settings) -> Path:
     return settings.data_dir / "webview"
 
 
+# pywebview's injected customize.js writes a <style> through innerHTML when text_select is
+# False (its default), which the page's Trusted Types refuse: an uncaught error at every
+# start. With True it injects nothing there; the UI's own CSS decides what is selectable.
+TEXT_SELECT = True
+
+
 def run(settings: Settings) -> int:
     """Show the window until the user closes it; then stop everything. Returns an exit code."""
     settings.ensure_dirs()
@@ -203,6 +209,7 @@ def _show(settings: Settings, starter: ServiceStarter, gui: Gui) -> int:
         y=initial.y,
         maximized=initial.maximized,
         min_size=(MIN_WIDTH, MIN_HEIGHT),
+        text_select=TEXT_SELECT,
     )
     # No js_api: pywebview's bridge needs eval, which the UI's CSP refuses (folder_bridge.py).
     FolderBridge(window.state, lambda start: choose_folder(window, start)).attach()
