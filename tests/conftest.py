@@ -1,5 +1,6 @@
-"""Fixtures shared by every suite (private temp dirs, settings, a fake UI build) and the hooks
-that start the package tests' bundle build early (tests/support/bundle.py)."""
+"""Fixtures shared by every suite (private temp dirs, settings, a fake UI build), the hook that
+marks each browser and window test by its folder, and the hooks that start the package tests'
+bundle build early (tests/support/bundle.py)."""
 
 from __future__ import annotations
 
@@ -14,14 +15,37 @@ import pytest
 from desktop.config import Settings, load_settings
 from tests.support.bundle import EARLY_START, BundleBuild
 
+TESTS = Path(__file__).resolve().parent
+# Every test under these folders, or using these fixtures, carries the marker, whether or not
+# its module says so (`make check` leaves them out by marker).
+FOLDER_MARKERS = {TESTS / "browser": "browser", TESTS / "desktop": "desktop"}
+FIXTURE_MARKERS = {"playwright_instance": "browser", "xvfb": "desktop"}
+
 # The session's background bundle build (tests/support/bundle.py), when package tests run.
 BUNDLE_WANTED = pytest.StashKey[bool]()
 BUNDLE_BUILD = pytest.StashKey[BundleBuild]()
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        wanted = {
+            mark for folder, mark in FOLDER_MARKERS.items() if item.path.is_relative_to(folder)
+        }
+        used = getattr(item, "fixturenames", ())
+        wanted |= {mark for fixture, mark in FIXTURE_MARKERS.items() if fixture in used}
+        for marker in wanted:
+            if item.get_closest_marker(marker) is None:
+                item.add_marker(marker)
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
-    session.config.stash[BUNDLE_WANTED] = any(
-        item.get_closest_marker("package") for item in session.items
+    # Under pytest-xdist every worker collects every test and learns its share only later:
+    # there the package test starts its own build, while the other worker goes on.
+    distributed = hasattr(session.config, "workerinput")
+    session.config.stash[BUNDLE_WANTED] = not distributed and any(
+        # The tests that use the bundle (the wheel's package tests do not).
+        "bundle_build" in getattr(item, "fixturenames", ())
+        for item in session.items
     )
 
 

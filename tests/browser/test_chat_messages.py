@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from playwright.sync_api import Browser, Page, Route, expect
 
 from tests.browser.chat_helpers import (
@@ -17,6 +18,8 @@ from tests.browser.chat_helpers import (
 )
 from tests.support.service import Service
 from tests.support.wait import wait_until
+
+pytestmark = [pytest.mark.browser, pytest.mark.shared_service]
 
 __all__ = ["_test_hooks"]
 
@@ -198,6 +201,7 @@ def test_latest_fifty_first_then_older_pages_on_scroll_keeping_the_view_still(
     expect(page.locator(".chat-older")).to_have_text("Beginning of the session")
 
 
+@pytest.mark.fresh_service
 def test_the_stream_resumes_after_a_service_restart_without_losing_events(
     page: Page, service: Service
 ) -> None:

@@ -9,7 +9,7 @@ from tests.support.chromium import sign_in
 from tests.support.service import Service, service_reachable
 from tests.support.wait import wait_until
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.persistent_profile]
 
 
 def test_opens_offline_after_one_online_visit(page: Page, service: Service) -> None:

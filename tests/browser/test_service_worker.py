@@ -16,7 +16,7 @@ from playwright.sync_api import Page, expect
 
 from tests.support.wait import wait_until
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.persistent_profile]
 
 # What an older Desk shipped: a precaching worker that served every navigation from its cache.
 LEGACY_WORKER = """

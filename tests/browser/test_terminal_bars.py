@@ -19,7 +19,7 @@ from tests.browser.tab_helpers import focus_terminal, open_ui, pane_fit, shot, w
 from tests.support.service import Service
 from tests.support.wait import wait_until
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.shared_service]
 
 
 def fill_screen(page: Page, pty_id: str) -> None:
@@ -62,6 +62,7 @@ def test_search_bar_refits_the_terminal_when_it_opens_and_closes(
     assert closed["rows"] == before["rows"]
 
 
+@pytest.mark.fresh_service
 def test_offline_banner_keeps_the_typed_line_visible(page: Page, service: Service) -> None:
     pty_id = create_shell(service, "offline")
     open_ui(page, service, 1)

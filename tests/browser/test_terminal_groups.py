@@ -13,7 +13,7 @@ from tests.support.chromium import sign_in
 from tests.support.service import Service
 from tests.support.wait import wait_until
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.shared_service]
 
 
 def open_ui(page: Page, service: Service, tabs: int) -> None:
@@ -163,6 +163,7 @@ def test_order_within_groups_persists_across_reload(page: Page, service: Service
     assert state(page)["order"] == [a2, a1, b2, b1]
 
 
+@pytest.mark.fresh_service
 def test_state_says_whether_the_service_connection_is_up(page: Page, service: Service) -> None:
     open_ui(page, service, 0)
     assert state(page)["connected"] is True

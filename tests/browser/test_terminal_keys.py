@@ -20,7 +20,7 @@ from tests.browser.tab_helpers import focus_terminal, open_shells, open_ui, shot
 from tests.support.service import Service
 from tests.support.wait import wait_until
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.shared_service]
 
 
 def settled(page: Page, pty_id: str) -> list[str]:

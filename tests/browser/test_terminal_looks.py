@@ -21,7 +21,7 @@ from tests.browser.tab_helpers import focus_terminal, open_ui, shot
 from tests.support.service import Service
 from tests.support.wait import wait_until
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.shared_service]
 
 # Every foreground on the default background, and black and bright white text on every
 # background; each cell is labelled so the page can report the pair.

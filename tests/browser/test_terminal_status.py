@@ -24,7 +24,7 @@ from tests.browser.tab_helpers import focus_terminal, open_shells, open_ui, relo
 from tests.support.service import Service
 from tests.support.wait import wait_until
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.shared_service]
 
 
 def statuses(page: Page) -> dict[str, str]:

@@ -12,7 +12,7 @@ from tests.support.chromium import sign_in
 from tests.support.service import Service
 from tests.support.wait import wait_until
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.shared_service]
 
 
 def hold_terminal_lists(page: Page) -> list[tuple[Route, APIResponse]]:

@@ -27,7 +27,7 @@ from tests.browser.tab_helpers import focus_terminal, open_shells, open_ui
 from tests.support.service import Service
 from tests.support.wait import wait_until
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.shared_service]
 
 
 def count_lines(page: Page, pty_id: str, line: str) -> int:
@@ -111,6 +111,7 @@ def test_shortcuts_rename_reorder_and_close(page: Page, service: Service) -> Non
     assert [info["id"] for info in service.request("GET", "/api/pty")] == [first]
 
 
+@pytest.mark.fresh_service
 def test_survives_a_killed_service_on_the_same_socket_and_keeps_queued_input(
     page: Page, service: Service, tmp_path: Path
 ) -> None:
@@ -307,6 +308,7 @@ def test_reload_resumes_the_same_screen_without_duplicates(page: Page, service: 
     wait_for_line(page, pty_id, "again-6")
 
 
+@pytest.mark.fresh_service
 def test_reload_while_the_service_is_down_shows_the_tabs_reconnecting(
     page: Page, service: Service
 ) -> None:

@@ -14,7 +14,7 @@ from tests.browser.helpers import terminals, type_line, wait_attached, wait_for_
 from tests.support.service import Service
 from tests.support.tunnel import forwarded_port
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.shared_service]
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from playwright.sync_api import Page
+from playwright.sync_api import Page, ViewportSize
 
 from tests.support.service import Service
 
@@ -15,6 +15,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
+# The page size every test's first window has.
+VIEWPORT: ViewportSize = {"width": 1200, "height": 720}
 
 
 def sign_in(page: Page, svc: Service) -> None:
