@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
+from desktop.agent import runner as runner_module
 from desktop.agent.compaction import SUMMARY_HEADER, SUMMARY_SYSTEM
 from desktop.agent.fitting import COMPACTION_FAILED
 from desktop.config import Settings
@@ -277,3 +278,35 @@ async def test_the_session_window_setting_wins_and_compact_now_compacts(
         assert compacted["tokens"]["after"] < compacted["tokens"]["before"]
         missing = await agent.post("/api/session/ses_missing/compact", headers=auth)
         assert missing.status == 404
+
+
+async def test_a_turn_at_its_step_limit_ends_with_a_closing_answer_sent_without_tools(
+    aiohttp_client: ClientFactory,
+    settings: Settings,
+    web_dist: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(runner_module, "MAX_STEPS", 3)
+    async with FakeProvider() as fake:
+        agent = await start(aiohttp_client, settings, fake)
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        (tmp_path / "a.txt").write_text("a\n")
+        fake.script(
+            *[tool_call_reply(Call(f"call_{i}", "read", {"path": "a.txt"})) for i in range(2)],
+            text_reply("Where things stand: read a.txt twice."),
+        )
+        sid = await new_session(agent, auth, str(tmp_path))
+        await prompt(agent, auth, sid, "Keep reading a.txt forever.")
+        await until_event(
+            agent, auth, sid, "session.text", text="Where things stand: read a.txt twice."
+        )
+        assert (await until_idle(agent, auth, sid))["status"] == "idle"
+        events = await log(agent, auth, sid)
+        assert not [e for e in events if e["type"] == "session.step.failed"]
+        assert len(fake.requests) == 3
+        assert all("tools" in r.body for r in fake.requests[:2])
+        last = fake.requests[2].body
+        assert "tools" not in last
+        assert last["messages"][-1] == {"role": "user", "content": runner_module.MAX_STEPS_PROMPT}
+        assert fake.invalid_count == 0
