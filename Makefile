@@ -8,9 +8,9 @@ STAMPS := .stamps
 WEB_SOURCES := $(shell find web/src web/public web/scripts -type f 2>/dev/null) \
 	web/index.html web/vite.config.js web/package.json
 PY_BUILD_INPUTS := pyproject.toml setup.py $(wildcard native/*)
-PY_PATHS := desktop tests bench native setup.py build.spec
+PY_PATHS := desktop tests bench native scripts setup.py build.spec
 
-.PHONY: run test check fix lint typecheck jstest pytest fast-tests package setup setup-test clean
+.PHONY: run test check fix lint typecheck jstest pytest fast-tests package wheel setup setup-test clean
 
 run: setup
 	$(BIN)/desk
@@ -37,6 +37,11 @@ $(STAMPS)/system-run: scripts/system-deps.sh
 $(STAMPS)/system-test: scripts/system-deps.sh
 	@mkdir -p $(STAMPS)
 	@scripts/system-deps.sh test
+	@touch $@ $(STAMPS)/system-run $(STAMPS)/system-package
+
+$(STAMPS)/system-package: scripts/system-deps.sh
+	@mkdir -p $(STAMPS)
+	@scripts/system-deps.sh package
 	@touch $@ $(STAMPS)/system-run
 
 # The package is installed editable, which also compiles the cffi PTY module in place.
@@ -45,6 +50,8 @@ $(STAMPS)/venv: $(PY_BUILD_INPUTS)
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "desk: Python 3.11 or newer is needed (python3 is " + sys.version.split()[0] + ")")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip setuptools wheel cffi
+	@# The distribution is `desk`; a venv made when it was called `desktop` drops that one.
+	@$(BIN)/python -m pip uninstall -q -y desktop 2>/dev/null || true
 	$(BIN)/python -m pip install -q --no-build-isolation -e '.[desktop,test,package]'
 	@touch $@
 
@@ -74,9 +81,17 @@ pytest: setup-test
 fast-tests: setup
 	$(BIN)/pytest -q -m "not browser and not desktop and not package"
 
-package: setup
+# The one-folder bundle (dist/Desk/Desk) and the Debian package made from it
+# (dist/desk_<version>_<arch>.deb, scripts/build_deb.py).
+package: setup $(STAMPS)/system-package
 	$(BIN)/pyinstaller --noconfirm --log-level WARN build.spec
 	@echo "Built dist/Desk/Desk"
+	$(BIN)/python scripts/build_deb.py dist/Desk dist
+
+# A wheel for pip/pipx (dist/desk-<version>-<python>-<platform>.whl): the package, the built
+# web UI and the compiled PTY module; its dependencies come from the index (or a wheelhouse).
+wheel: setup
+	$(BIN)/python -m pip wheel --no-deps --no-build-isolation --wheel-dir dist .
 
 clean:
 	rm -rf $(STAMPS) build dist web/dist

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes sure the Debian packages Desk needs are present: installs them when we are root on a
 # Debian-like system, otherwise prints one line naming what is missing and fails.
-# Usage: scripts/system-deps.sh run|test
+# Usage: scripts/system-deps.sh run|package|test
 set -euo pipefail
 purpose=${1:-run}
 
@@ -14,9 +14,14 @@ run_packages=(gcc python3-dev python3-venv nodejs npm
 # And what the test suite drives: a real browser, a virtual screen, screenshots, and ripgrep
 # (the grep tool uses it when present; its tests cover both it and the Python fallback).
 test_packages=(chromium xvfb xdotool x11-utils imagemagick ripgrep)
+# `make package` renders the icon's PNGs; the package tests also validate the desktop entry
+# and install the wheel with pipx.
+package_packages=(librsvg2-bin)
+package_test_packages=(desktop-file-utils pipx)
 
 wanted=("${run_packages[@]}")
-[ "$purpose" = test ] && wanted+=("${test_packages[@]}")
+[ "$purpose" = package ] && wanted+=("${package_packages[@]}")
+[ "$purpose" = test ] && wanted+=("${test_packages[@]}" "${package_packages[@]}" "${package_test_packages[@]}")
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
   # Not Debian: trust the developer's machine, but name the tools we will call.

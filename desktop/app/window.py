@@ -22,6 +22,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, Literal
 
+from desktop.app.desktop_entry import APP_ID, WM_CLASS
 from desktop.app.folder_bridge import FolderBridge
 from desktop.app.geometry import (
     MIN_HEIGHT,
@@ -282,11 +283,15 @@ def _follow_page_title(window: Any) -> None:
 
 
 def _name_qt_application() -> None:
-    # Qt names its cache directory (~/.cache/<name>/QtWebEngine) after the application: one
-    # name whether Desk runs as `desk`, `python -m desktop` or the bundle.
+    # Qt names its cache directory (~/.cache/<name>/QtWebEngine) and the window's X11 class
+    # after the application: one name whether Desk runs as `desk`, `python -m desktop` or the
+    # bundle, and the one the desktop entry's StartupWMClass gives; on Wayland the entry's
+    # name is the window's app id. Both let the dock group the window with its entry.
     from PyQt6.QtCore import QCoreApplication
+    from PyQt6.QtGui import QGuiApplication
 
-    QCoreApplication.setApplicationName(TITLE)
+    QCoreApplication.setApplicationName(WM_CLASS)
+    QGuiApplication.setDesktopFileName(APP_ID)
 
 
 def _icon() -> str | None:

@@ -1,4 +1,5 @@
-"""Fixtures for the CLI tests: a `desk` on private dirs (helpers: tests/support/desk.py)."""
+"""Fixtures for the CLI tests: a `desk` on private dirs (helpers: tests/support/desk.py), and
+the bundle the package tests share."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.bundle import BundleBuild, folder_size
 from tests.support.desk import PROJECT, Desk, cleanup, desk_argv, make_desk
 
 
@@ -41,3 +43,12 @@ def serve_by_hand(desk: Desk) -> Iterator[tuple[subprocess.Popen[str], dict[str,
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)
             process.wait(15)
+
+
+@pytest.fixture(scope="session")
+def bundle(bundle_build: BundleBuild) -> Path:
+    """The PyInstaller bundle (dist/Desk) the package tests share, once built."""
+    folder, seconds = bundle_build.result()
+    size = folder_size(folder)
+    print(f"\nbundle: built in {seconds:.1f}s (in the background), {size / 2**20:.0f} MiB")
+    return folder

@@ -1,4 +1,5 @@
-"""`build.spec` makes a one-folder bundle whose `Desk self-test` passes and whose window works."""
+"""`build.spec` makes a one-folder bundle whose `Desk self-test` passes and whose window works
+and that tells its version."""
 
 from __future__ import annotations
 
@@ -10,29 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.bundle import BundleBuild
+import desktop
+from tests.support.bundle import bundle_env
 from tests.support.desk import Desk
 from tests.support.wait import wait_until
 from tests.support.xvfb import start_xvfb, stop_xvfb
 
 pytestmark = [pytest.mark.package, pytest.mark.timeout(900)]
-
-
-def folder_size(path: Path) -> int:
-    return sum(entry.lstat().st_size for entry in path.rglob("*"))
-
-
-@pytest.fixture(scope="module")
-def bundle(bundle_build: BundleBuild) -> Path:
-    folder, seconds = bundle_build.result()
-    size = folder_size(folder)
-    print(f"\nbundle: built in {seconds:.1f}s (in the background), {size / 2**20:.0f} MiB")
-    return folder
-
-
-def bundle_env(desk: Desk) -> dict[str, str]:
-    # The bundle serves its own copy of the UI.
-    return {key: value for key, value in desk.env.items() if not key.startswith("DESK_WEB")}
 
 
 def test_the_bundle_holds_an_executable_the_ui_build_the_native_module_and_qt(bundle: Path) -> None:
@@ -71,6 +56,19 @@ def test_the_bundle_passes_its_own_self_test(bundle: Path, desk: Desk, tmp_path:
         check=False,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_bundle_tells_the_packages_version(bundle: Path, desk: Desk) -> None:
+    done = subprocess.run(
+        [str(bundle / "Desk"), "--version"],
+        env=bundle_env(desk),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"desk {desktop.__version__}"
 
 
 def test_bundle_opens_the_window(bundle: Path, desk: Desk, tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.support.desk import PROJECT
+from tests.support.desk import PROJECT, Desk
 
 EARLY_START = PROJECT / "tests" / "server"
 BUILD_TIMEOUT = 800.0
@@ -64,3 +64,12 @@ class BundleBuild:
             self.process.wait()
         self._log.close()
         shutil.rmtree(self.out, ignore_errors=True)  # ~400 MiB: not worth keeping
+
+
+def bundle_env(desk: Desk) -> dict[str, str]:
+    """`desk`'s environment for a bundle (or an installed package): it serves its own UI."""
+    return {key: value for key, value in desk.env.items() if not key.startswith("DESK_WEB")}
+
+
+def folder_size(path: Path) -> int:
+    return sum(entry.lstat().st_size for entry in path.rglob("*"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from desktop.process.liveness import wait_for_exit
 from tests.support.wait import wait_until
@@ -15,6 +15,8 @@ from tests.support.wait import wait_until
 class Display:
     name: str  # ":N"
     pid: int
+    # Reaped by stop_xvfb: a Popen collected while it still counts as running warns.
+    process: subprocess.Popen[bytes] | None = field(default=None, repr=False, compare=False)
 
 
 def start_xvfb() -> Display:
@@ -39,7 +41,7 @@ def start_xvfb() -> Display:
             number = pipe.readline().strip().decode()
         if not number.isdigit():
             raise RuntimeError("Xvfb did not report a display number")
-        display = Display(name=f":{number}", pid=process.pid)
+        display = Display(name=f":{number}", pid=process.pid, process=process)
         wait_for_display(display.name, timeout=20.0)
         return display
     except BaseException:
@@ -58,6 +60,13 @@ def wait_for_display(name: str, timeout: float) -> None:
 
 def stop_xvfb(display: Display) -> None:
     os.kill(display.pid, signal.SIGTERM)
+    if display.process is not None:
+        try:
+            display.process.wait(10.0)
+        except subprocess.TimeoutExpired:
+            display.process.kill()
+            display.process.wait(5.0)
+        return
     if not wait_for_exit(display.pid, 10.0):
         os.kill(display.pid, signal.SIGKILL)
         wait_for_exit(display.pid, 5.0)

@@ -138,6 +138,7 @@ export function SettingsDialog({ store }) {
   const open = settingsOpen.value
   const [loaded, setLoaded] = useState(false)
   const [error, setError] = useState(null)
+  const [version, setVersion] = useState(null)
   useEffect(() => {
     const dialog = ref.current
     if (!open) {
@@ -151,6 +152,11 @@ export function SettingsDialog({ store }) {
       () => setLoaded(true),
       (e) => setError(e.message),
     )
+    // The installed version, for bug reports and after an upgrade (`desk --version` says the same).
+    fetch("/api/health", { cache: "no-store", credentials: "same-origin" })
+      .then((response) => response.json())
+      .then((body) => setVersion(body?.data?.version ?? null))
+      .catch(() => setVersion(null))
   }, [open])
   const close = () => (settingsOpen.value = false)
   return html`<dialog
@@ -167,6 +173,7 @@ export function SettingsDialog({ store }) {
     }
     ${open && !error && !loaded && html`<p class="placeholder">Loading…</p>`}
     ${open && loaded && html`<${SettingsForm} store=${store} onClose=${close} />`}
+    ${open && version && html`<p class="hint settings-version">Desk ${version}</p>`}
   </dialog>`
 }
 
