@@ -1,2 +1,2 @@
 """The agent loop: the session service's verbs, the runner and its steps, lowering, prompts,
-tool execution, permissions, settling, subagents and restart recovery."""
+tool execution, permissions, settling, subagents, and the engine that builds them."""

@@ -4,7 +4,7 @@ A pure function, and the one place the history's order is decided. An assistant 
 tool parts become one `tool_calls` list followed at once by one `tool` message per call, in
 the same order, so nothing (a synthetic notice, the next prompt) can land between a call
 and its result: every later message is lowered after them. This is what keeps rule 1-3
-of STRICT-PROVIDER.md true by construction.
+of docs/PROVIDER-RULES.md true by construction.
 
 Tool parts still `streaming`/`running` should have been settled durably by the runner
 before a request is built; if one slips through (a bug, a crash in between) it is lowered

@@ -1,20 +1,5 @@
-"""Permissions: a session's mode (`auto`, the default, or `ask`) and the calls waiting for
-the person.
-
-All state is durable and projected into kv (see projector `permission_key`): the mode, one
-row per waiting call (`session.permission.asked`, removed by `session.permission.replied`)
-and the tools allowed for the rest of the session. The only in-memory state is the future
-a running call awaits; after a restart the recovered turn runs the call again, finds its
-request still waiting in kv and awaits a new future, so the question is shown again and
-answered once. A reply is checked inside its own transaction (the projection refuses a
-reply to nothing), so two windows answering at once cannot both win.
-
-A child session (a subagent's) is never less restricted than its ancestors: at every check
-the mode is `ask` when the session or any ancestor is in `ask`, and a tool is allowed for the
-session when it or an ancestor allowed it, so a later change of the parent applies to its
-children at once. Spawning a subagent is itself asked in `ask` mode (its prompt is shown).
-An approval is bound to the exact call it showed: a waiting request whose tool or input
-differ from the call being checked is never taken as its answer.
+"""Permissions: a session's mode (`auto`, the default, or `ask`) and the calls waiting for the
+person, all durable in kv (projector `permission_key`) but the futures running calls await.
 """
 
 from __future__ import annotations
@@ -85,16 +70,29 @@ def _same_call(waiting: object, tool: str, args: Mapping[str, Any]) -> bool:
 
 
 class Permissions:
+    """All state is durable and projected into kv: the mode, one row per waiting call
+    (`session.permission.asked`, removed by `session.permission.replied`) and the tools
+    allowed for the rest of the session. After a restart the recovered turn runs a waiting
+    call again, finds its request still in kv and awaits a new future, so the question is
+    shown again and answered once. A reply is checked inside its own transaction (the
+    projection refuses a reply to nothing), so two windows answering at once cannot both win.
+
+    A child session (a subagent's) is never less restricted than its ancestors: at every
+    check the mode is `ask` when the session or any ancestor is in `ask`, and a tool is
+    allowed for the session when it or an ancestor allowed it, so a later change of the
+    parent applies to its children at once. Spawning a subagent is itself asked in `ask`
+    mode (its prompt is shown). An approval is bound to the exact call it showed: a waiting
+    request whose tool or input differ from the call being checked is never taken as its
+    answer.
+    """
+
     def __init__(self, bus: DurableBus) -> None:
         self.bus = bus
         self.store = bus.store
         self._waiting: dict[tuple[str, str], asyncio.Future[str]] = {}
 
-    async def _read(self, fn: Any) -> Any:
-        return await self.store.run(lambda: fn(self.store.connection()))
-
     async def mode(self, session_id: str) -> str:
-        return str(await self._read(lambda c: mode_of(c, session_id)))
+        return str(await self.store.read(lambda c: mode_of(c, session_id)))
 
     async def set_mode(self, session_id: str, mode: str) -> None:
         if mode not in MODES:
@@ -102,7 +100,7 @@ class Permissions:
         await self.bus.publish(draft(session_id, "session.permission.mode", {"mode": mode}))
 
     async def pending(self, session_id: str) -> list[dict[str, Any]]:
-        return await self._read(lambda c: pending_of(c, session_id))  # type: ignore[no-any-return]
+        return await self.store.read(lambda c: pending_of(c, session_id))
 
     async def check(
         self,
@@ -125,7 +123,7 @@ class Permissions:
                 q.kv_get(conn, permission_key(session_id, "ask", call_id)),
             )
 
-        mode, allowed, waiting = await self._read(state)
+        mode, allowed, waiting = await self.store.read(state)
         asked = waiting is not None
         if asked and not _same_call(waiting, tool, args):
             # A request for this id that showed another call: its answer is not this call's.
@@ -158,7 +156,7 @@ class Permissions:
         if reply not in REPLIES:
             raise errors.invalid("reply must be 'once', 'session' or 'deny'.")
         key = permission_key(session_id, "ask", call_id)
-        found = await self._read(lambda c: q.kv_get(c, key))
+        found = await self.store.read(lambda c: q.kv_get(c, key))
         if not isinstance(found, dict):
             raise errors.SessionError(
                 404,

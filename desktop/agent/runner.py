@@ -229,9 +229,7 @@ class SessionRunner:
             times = last.get("time")
             times = times if isinstance(times, dict) else {}
             open_step = last.get("type") == "assistant" and not times.get("completed")
-            await self._fail(
-                session_id, str(last["id"]) if open_step else None, "internal", reason
-            )
+            await self._fail(session_id, str(last["id"]) if open_step else None, "internal", reason)
         except Exception:
             _log.exception("could not record the failure of the turn of %s", session_id)
             with contextlib.suppress(Exception):

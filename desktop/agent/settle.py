@@ -1,19 +1,4 @@
-"""Settling what a turn left open, before any request is built (STRICT-PROVIDER.md).
-
-Runs before every drain. Every tool part still `streaming` or `running` belongs to work
-that no task of this process runs (turns never overlap), so it is either
-
-- still alive elsewhere and adoptable: a `shell` call whose job the PTY host still has
-  (running: the successor waits for it; finished: its real result is recorded), or a call
-  waiting for the person's permission (the question is shown again); these are returned to
-  be run again, which adopts them instead of starting anything twice; or
-- gone: settled durably as an error, `aborted` / "Tool execution interrupted: <name>"
-  (`cancelled` after a user interrupt), keeping the part's metadata; and `lost` says work
-  was lost, which is what makes the runner add the restart notice.
-
-Assistant messages left without an end (a step cut by a crash) are ended too, so the UI
-shows no message as still streaming.
-"""
+"""Settling what a turn left open, before any request is built (docs/PROVIDER-RULES.md)."""
 
 from __future__ import annotations
 
@@ -56,6 +41,21 @@ async def settle(
     *,
     cancelled: bool = False,
 ) -> Settled:
+    """Runs before every drain. Every tool part still `streaming` or `running` belongs to work
+    that no task of this process runs (turns never overlap), so it is either
+
+    - still alive elsewhere and adoptable: a `shell` call whose job the PTY host still has
+      (running: the successor waits for it; finished: its real result is recorded), or a call
+      waiting for the person's permission (the question is shown again); these are returned to
+      be run again, which adopts them instead of starting anything twice; or
+    - gone: settled durably as an error, `aborted` / "Tool execution interrupted: <name>"
+      (`cancelled` after a user interrupt), keeping the part's metadata; and `lost` says work
+      was lost, which is what makes the runner add the restart notice.
+
+    Assistant messages left without an end (a step cut by a crash) are ended too, so the UI
+    shows no message as still streaming.
+    """
+
     out = Settled()
     parts = open_tool_parts(list(messages))
     if not parts and not _open_messages(messages, set()):

@@ -1,12 +1,4 @@
-"""`subagent` (foreground): a child session runs its own turn; its last answer is the result.
-
-The child is an ordinary session with `parent_id`, so its whole work is visible and
-replayable like any other. Interrupting the parent interrupts the child (the tool's task is
-cancelled with the turn's interrupt flag set); a service shutdown only stops waiting, and
-the restart settles the parent's call (background subagents that survive a restart are the
-background-jobs module's). With `on_foreground`, the wait is a job the person can move to
-the background: the call then returns at once and the child's answer arrives as a notice.
-"""
+"""`subagent`: a child session runs its own turn; its last answer is the result."""
 
 from __future__ import annotations
 
@@ -31,6 +23,14 @@ OnForeground = Callable[[ShellContext, str, str], Awaitable[bool]]
 
 
 class SubagentTool(Tool):
+    """The child is an ordinary session with `parent_id`, so its whole work is visible and
+    replayable like any other. Interrupting the parent interrupts the child (the tool's task is
+    cancelled with the turn's interrupt flag set); a service shutdown only stops waiting, and
+    the restart settles the parent's call (background subagents that survive a restart are the
+    background-jobs module's). With `on_foreground`, the wait is a job the person can move to
+    the background: the call then returns at once and the child's answer arrives as a notice.
+    """
+
     name = "subagent"
     description = (
         "Hand a self-contained task to a helper agent working in a child session with the "

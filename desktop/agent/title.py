@@ -1,9 +1,4 @@
-"""A session title from its first prompt, set after the first answer.
-
-A heuristic rather than a second model call: free, instant, never fails, never competes
-with the turn for the provider's rate limit. It only replaces the default title, so a name
-the user gave is never overwritten.
-"""
+"""A session title from its first prompt, set after the first answer."""
 
 from __future__ import annotations
 
@@ -16,7 +11,12 @@ _SPACE = re.compile(r"\s+")
 
 
 def title_from_prompt(text: str) -> str | None:
-    """The first non-empty line, whitespace folded, cut at a word near 60 characters."""
+    """The first non-empty line, whitespace folded, cut at a word near 60 characters.
+
+    A heuristic rather than a second model call: free, instant, never fails, never competes
+    with the turn for the provider's rate limit. It only replaces the default title, so a name
+    the user gave is never overwritten.
+    """
     for line in text.splitlines():
         clean = _SPACE.sub(" ", line).strip().strip("#>*-` ").strip()
         if not clean:

@@ -1,13 +1,5 @@
 """The durable bus: publishing appends events and applies their projection in one
 transaction on the store thread, then fans them out; ephemeral events are only fanned out.
-
-Publish requests queue on the loop; one batch at a time is written on the store thread.
-While a batch is being written, new requests wait, and the next batch takes all of them:
-one transaction (one commit) per batch, one savepoint per request, so a request whose
-projection fails is rolled back alone and its caller gets the error while the rest of the
-batch commits. The event loop never waits on SQLite and no transaction ever spans an
-`await`: each batch is one function submitted to the store thread. Fan-out happens after
-the commit, in position order.
 """
 
 from __future__ import annotations
@@ -192,6 +184,15 @@ _ENCODE = json.JSONEncoder(separators=(",", ":")).encode
 
 
 class DurableBus:
+    """Publish requests queue on the loop; one batch at a time is written on the store thread.
+    While a batch is being written, new requests wait, and the next batch takes all of them:
+    one transaction (one commit) per batch, one savepoint per request, so a request whose
+    projection fails is rolled back alone and its caller gets the error while the rest of the
+    batch commits. The event loop never waits on SQLite and no transaction ever spans an
+    `await`: each batch is one function submitted to the store thread. Fan-out happens after
+    the commit, in position order.
+    """
+
     def __init__(self, store: Store, fanout: Fanout) -> None:
         self.store = store
         self.fanout = fanout

@@ -1,11 +1,4 @@
-"""In-process fan-out of encoded Server-Sent Events frames to live subscribers.
-
-Publishing never waits: every subscriber has a bounded queue, and one that falls too far
-behind is cut off with a final `server.resync` frame (its pending frames are dropped, so
-memory stays bounded) and must refetch state and resume from its last event id. Frames
-are encoded once per event, not once per subscriber. Durable frames carry their global
-position so a stream that replays from the log can drop the live copies it already sent.
-"""
+"""In-process fan-out of encoded Server-Sent Events frames to live subscribers."""
 
 from __future__ import annotations
 
@@ -106,6 +99,13 @@ class Subscription:
 
 
 class Fanout:
+    """Publishing never waits: every subscriber has a bounded queue, and one that falls too far
+    behind is cut off with a final `server.resync` frame (its pending frames are dropped, so
+    memory stays bounded) and must refetch state and resume from its last event id. Frames
+    are encoded once per event, not once per subscriber. Durable frames carry their global
+    position so a stream that replays from the log can drop the live copies it already sent.
+    """
+
     def __init__(self, limit: int = SUBSCRIBER_QUEUE_LIMIT) -> None:
         self._subscribers: set[Subscription] = set()
         self.limit = limit

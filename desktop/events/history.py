@@ -1,10 +1,4 @@
-"""What a step reads: the session's delivered history and its waiting input, one snapshot.
-
-A prompt is projected as a user message the moment it is recorded (the UI shows it at
-once), but the model sees it only once the runner delivers it (`session.input.delivered`
-moves it to the point of delivery and takes its inbox row). Until then it is left out of
-the history, so input queued during a turn cannot slip in between that turn's steps.
-"""
+"""What a step reads: the session's delivered history and its waiting input, one snapshot."""
 
 from __future__ import annotations
 
@@ -26,7 +20,13 @@ class Snapshot:
 
 
 def read(conn: sqlite3.Connection, session_id: str) -> Snapshot | None:
-    """None when the session is gone."""
+    """None when the session is gone.
+
+    A prompt is projected as a user message the moment it is recorded (the UI shows it at
+    once), but the model sees it only once the runner delivers it (`session.input.delivered`
+    moves it to the point of delivery and takes its inbox row). Until then it is left out of
+    the history, so input queued during a turn cannot slip in between that turn's steps.
+    """
     session = q.get_session(conn, session_id)
     if session is None:
         return None

@@ -1,20 +1,4 @@
-"""The service's job runner: the agent's commands as PTY host jobs, by session and call.
-
-    jobs = ShellJobs(terminal_service.client)        # or ShellJobs.for_settings(settings)
-    state = await jobs.start_job(session_id, call_id, "make test", "/work/repo", kill_after=600)
-    state = await jobs.wait_job(state.key)           # "exited", or "gone"
-    result = await jobs.job_result(state.key)        # cleaned output + exit code
-
-It implements desktop.tools.shell.JobRunner and is what restart recovery uses to find a
-call's job again (`find_job`). A job lives in the PTY host, not here: this object holds no
-state but how to reach the host, so any number of service processes in a row (each killed
-with -9, say) see the same job under the same key.
-
-A PTY host restart is not an error: every request is tried again once over a new
-connection, and a key the (new) host does not know is the state "gone", which the caller
-settles as interrupted. Refusals (a bad argument) become JobRefused, whose message a model
-can read.
-"""
+"""The service's job runner: the agent's commands as PTY host jobs, by session and call."""
 
 from __future__ import annotations
 
@@ -50,6 +34,24 @@ class Gone(Exception):
 
 
 class ShellJobs:
+    """The PTY host's jobs, keyed by session and call:
+
+        jobs = ShellJobs(terminal_service.client)  # or ShellJobs.for_settings(settings)
+        state = await jobs.start_job(session_id, call_id, "make test", "/work", kill_after=600)
+        state = await jobs.wait_job(state.key)  # "exited", or "gone"
+        result = await jobs.job_result(state.key)  # cleaned output + exit code
+
+    It implements desktop.tools.shell.JobRunner and is what restart recovery uses to find a
+    call's job again (`find_job`). A job lives in the PTY host, not here: this object holds no
+    state but how to reach the host, so any number of service processes in a row (each killed
+    with -9, say) see the same job under the same key.
+
+    A PTY host restart is not an error: every request is tried again once over a new
+    connection, and a key the (new) host does not know is the state "gone", which the caller
+    settles as interrupted. Refusals (a bad argument) become JobRefused, whose message a model
+    can read.
+    """
+
     def __init__(
         self,
         connect: Connect,

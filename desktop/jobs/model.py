@@ -1,12 +1,5 @@
-"""A background job: the one model of a job on the service side, its API shape (`to_json`),
-and its stored row (the `job` table, one row per job, read and written through `JobStore`).
-
-A row holds the job's API shape, what restart recovery needs to find its work again
-(`recovery`), its output (a notice is built from it) and `owed`: the job was handed to the
-background and its notice is still to be admitted. `owed` is set when recoverable work is
-backgrounded and cleared only in the transaction that admits its notice (or when its session
-is gone); restart recovery reads the owed rows, which are its whole memory of background
-work. A row that does not decode is skipped, never fatal.
+"""A background job: the one model of a job on the service side, its API shape
+(`Job.to_json`) and its stored row (the `job` table, one row per job).
 """
 
 from __future__ import annotations
@@ -308,7 +301,15 @@ def expire(conn: sqlite3.Connection, cutoff: int) -> int:
 
 
 class JobStore:
-    """The job rows through the store thread: one short transaction per call."""
+    """The job rows through the store thread: one short transaction per call.
+
+    A row holds the job's API shape, what restart recovery needs to find its work again
+    (`recovery`), its output (a notice is built from it) and `owed`: the job was handed to the
+    background and its notice is still to be admitted. `owed` is set when recoverable work is
+    backgrounded and cleared only in the transaction that admits its notice (or when its session
+    is gone); restart recovery reads the owed rows, which are its whole memory of background
+    work. A row that does not decode is skipped, never fatal.
+    """
 
     def __init__(self, store: Store) -> None:
         self.store = store

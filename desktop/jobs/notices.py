@@ -1,15 +1,4 @@
-"""Notices: how settled background work reaches its session, exactly once.
-
-A notice is a synthetic message, `<shell id="" state="" command="">…</shell>` or
-`<subagent sessionID="" state="" description="">…</subagent>`, whose message id is its
-job's notification id. Admitting it is one bus request: the `session.synthetic` event, its
-inbox row (steer: the runner absorbs it at the next step) and the acknowledgement of its
-job's row commit together. A second admission of the same id is refused by the projection (a message
-id exists once), so a crash anywhere, and any number of recoveries, deliver it once.
-
-Whether admitting wakes the session is the caller's rule (recovery admits without waking
-an idle session, a live completion wakes it), so it is a parameter here.
-"""
+"""Notices: how settled background work reaches its session, exactly once."""
 
 from __future__ import annotations
 
@@ -148,8 +137,20 @@ async def admit(
 ) -> Admission:
     """Admit `notice` and acknowledge its job's row in one transaction; `wake` (the
     runner's) is called after an admission that should start a turn (whose claim the
-    transaction takes). "duplicate": it was
-    admitted before (the row is acknowledged now); "gone": its session no longer exists."""
+    transaction takes). "duplicate": it was admitted before (the row is acknowledged now);
+    "gone": its session no longer exists.
+
+    A notice is a synthetic message, `<shell id="" state="" command="">…</shell>` or
+    `<subagent sessionID="" state="" description="">…</subagent>`, whose message id is its
+    job's notification id. Admitting it is one bus request: the `session.synthetic` event,
+    its inbox row (steer: the runner absorbs it at the next step) and the acknowledgement of
+    its job's row commit together. A second admission of the same id is refused by the
+    projection (a message id exists once), so a crash anywhere, and any number of
+    recoveries, deliver it once.
+
+    Whether admitting wakes the session is the caller's rule (recovery admits without waking
+    an idle session, a live completion wakes it), so it is a parameter here.
+    """
     created = log.now_ms()
     data = {
         "message_id": notice.message_id,

@@ -1,21 +1,5 @@
-"""The job registry: work that a turn may wait for, hand to the background, or cancel.
-
-    job = await jobs.start(kind="shell", run=lambda: run_command(), recovery=ShellRecovery(...))
-    outcome = await jobs.block(job.id, session_id)   # the turn waits: "settled" | "backgrounded"
-    await jobs.background(job.id)                      # or: background_all(session_id)
-    info = await jobs.wait(job.id)                     # settled (or closed: still "running")
-
-A job's run is process-local (an asyncio task this registry owns); its row (model.py) is
-written at every change, under one lock and before anyone is told (a blocked turn
-released, a waiter woken, the page), so what anyone sees is already durable. Recoverable
-work (`recovery` given) that is backgrounded owes its notice until it is admitted.
-
-Settlement: the run's return value is the output ("completed"); an exception is "error"
-(its text kept); a run that ends cancelled (the service stopping, its session interrupted)
-of owed work is "cancelled" in memory only: its row keeps "running", so a successor recovers
-the work instead of reporting it cancelled. An explicit `cancel` is a decision and is recorded.
-Closing the registry cancels the runs without settling them (no promise of settlement after
-shutdown): waiters get the last snapshot, still "running".
+"""The job registry: this process's work that a turn may wait for, hand to the background,
+or cancel, with each change written to the job's row before anyone is told.
 """
 
 from __future__ import annotations
@@ -64,6 +48,26 @@ def _error_text(exc: BaseException) -> str:
 
 
 class JobRegistry:
+    """This process's jobs:
+
+        job = await jobs.start(kind="shell", run=run_command, recovery=ShellRecovery(...))
+        outcome = await jobs.block(job.id, session_id)  # "settled" | "backgrounded"
+        await jobs.background(job.id)  # or: background_all(session_id)
+        info = await jobs.wait(job.id)  # settled (or closed: still "running")
+
+    A job's run is process-local (an asyncio task this registry owns); its row (model.py) is
+    written at every change, under one lock and before anyone is told (a blocked turn
+    released, a waiter woken, the page), so what anyone sees is already durable. Recoverable
+    work (`recovery` given) that is backgrounded owes its notice until it is admitted.
+
+    Settlement: the run's return value is the output ("completed"); an exception is "error"
+    (its text kept); a run that ends cancelled (the service stopping, its session interrupted)
+    of owed work is "cancelled" in memory only: its row keeps "running", so a successor recovers
+    the work instead of reporting it cancelled. An explicit `cancel` is a decision and is recorded.
+    Closing the registry cancels the runs without settling them (no promise of settlement after
+    shutdown): waiters get the last snapshot, still "running".
+    """
+
     def __init__(self, store: JobStore, on_change: Changed | None = None) -> None:
         self.store = store
         self.on_change = on_change

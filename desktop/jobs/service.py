@@ -1,17 +1,5 @@
 """Background work in the running service: the one object the tools, the routes and the
 app's lifecycle share, built on the registry, the rows, the PTY host, notices and cleanup.
-
-- `shell_backgrounded` / `subagent_backgrounded` (the tools' `on_background`): the call's
-  work becomes a registry job owing its notice; when it ends the notice is admitted
-  (waking the session, so the model reads the result).
-- `shell_foreground` / `subagent_foreground` (the tools' `on_foreground`): a foreground
-  call's wait is a registry job its turn blocks on, so `background_session`
-  (`POST /api/session/{id}/background`) can move it: the call returns "moved", and the
-  completion becomes the notice.
-- `jobs_of` / `cancel`: what `GET /api/session/{id}/jobs` and
-  `POST /api/session/{id}/jobs/{job_id}/cancel` answer; the list is the session's rows.
-- `recovery` (recovery.py) runs at start-up, then `cleanup` (cleanup.py) starts its timer.
-- `close`: service shutdown; runs are cancelled without settling, owed rows stay.
 """
 
 from __future__ import annotations
@@ -37,6 +25,19 @@ class HostWithKill(ShellHost, Protocol):
 
 
 class BackgroundWork:
+    """- `shell_backgrounded` / `subagent_backgrounded` (the tools' `on_background`): the call's
+      work becomes a registry job owing its notice; when it ends the notice is admitted
+      (waking the session, so the model reads the result).
+    - `shell_foreground` / `subagent_foreground` (the tools' `on_foreground`): a foreground
+      call's wait is a registry job its turn blocks on, so `background_session`
+      (`POST /api/session/{id}/background`) can move it: the call returns "moved", and the
+      completion becomes the notice.
+    - `jobs_of` / `cancel`: what `GET /api/session/{id}/jobs` and
+      `POST /api/session/{id}/jobs/{job_id}/cancel` answer; the list is the session's rows.
+    - `recovery` (recovery.py) runs at start-up, then `cleanup` (cleanup.py) starts its timer.
+    - `close`: service shutdown; runs are cancelled without settling, owed rows stay.
+    """
+
     def __init__(
         self,
         bus: DurableBus,

@@ -1,9 +1,4 @@
-"""Fire-and-forget work with an owner: background notices and recovery waits.
-
-Each task is kept until it ends (so it is never garbage-collected mid-flight), a failure is
-logged instead of vanishing as an unretrieved exception, and `close()` cancels what still
-runs: the owner's shutdown leaves no task behind.
-"""
+"""Fire-and-forget work with an owner: background notices and recovery waits."""
 
 from __future__ import annotations
 
@@ -13,6 +8,11 @@ from collections.abc import Awaitable
 
 
 class OwnedTasks:
+    """Each task is kept until it ends (so it is never garbage-collected mid-flight), a failure is
+    logged instead of vanishing as an unretrieved exception, and `close()` cancels what still
+    runs: the owner's shutdown leaves no task behind.
+    """
+
     def __init__(self, log: logging.Logger, failure: str) -> None:
         self._log = log
         self._failure = failure

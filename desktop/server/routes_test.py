@@ -1,7 +1,7 @@
 """Test-only routes, registered only when the service starts with `DESK_TEST_HOOKS=1`.
 
-Browser tests need assistant messages (hostile HTML, live streaming) before the agent
-exists, so these publish arbitrary events through the real bus and set a session's claim.
+Browser tests need assistant messages (hostile HTML, live streaming) without a model, so
+these publish arbitrary events through the real bus and set a session's claim.
 They are a boundary like any other: every event is validated by `desktop.events.schema`,
 and a request with one bad event writes nothing.
 """

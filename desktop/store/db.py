@@ -1,9 +1,4 @@
-"""The service's SQLite database: one connection, used from one dedicated thread.
-
-Only the service process opens the database (ARCHITECTURE: never two writers). Every call
-goes through `Store.run`, which hops to the store's thread so the event loop never blocks
-on SQLite.
-"""
+"""The service's SQLite database: one connection, used from one dedicated thread."""
 
 from __future__ import annotations
 
@@ -36,6 +31,11 @@ _PRAGMAS = {
 
 
 class Store:
+    """Only the service process opens the database (ARCHITECTURE: never two writers). Every call
+    goes through `Store.run`, which hops to the store's thread so the event loop never blocks
+    on SQLite.
+    """
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="desk-store")

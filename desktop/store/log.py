@@ -1,10 +1,6 @@
-"""The durable event log: append, read, and the session's claim columns.
-
-Plain SQL on the store thread's connection (the caller owns the transaction): this is the
-hot path of every published event, and peewee's query builder would cost more than the
-insert itself. Positions come from SQLite (AUTOINCREMENT, never reused); `seq` is the next
-number of the event's aggregate, so a session's log has no gap by construction (and the
-unique index refuses a duplicate).
+"""The durable event log: append and read in plain SQL on the store thread's connection (the
+caller owns the transaction), the hot path of every published event. Positions come from
+SQLite (AUTOINCREMENT, never reused) and `seq` numbers each aggregate's events without a gap.
 """
 
 from __future__ import annotations

@@ -1,12 +1,4 @@
-"""Schema migrations, applied in order and tracked with SQLite's `user_version`.
-
-Each step runs inside `migrator.migration_context()` (one transaction) together with its
-version bump, so a crash mid-migration leaves the previous schema intact. Foreign keys are
-switched off around the steps (SQLite ignores that pragma inside a transaction) so a table
-rebuild by the migrator cannot cascade deletes; `foreign_key_check` then proves the
-result consistent before they are switched back on. A database newer than this code is
-refused before anything is written.
-"""
+"""Schema migrations, applied in order and tracked with SQLite's `user_version`."""
 
 from __future__ import annotations
 
@@ -177,7 +169,15 @@ def too_new_message(version: int) -> str:
 
 
 def migrate(db: peewee.SqliteDatabase) -> int:
-    """Bring the schema up to date; returns the resulting version."""
+    """Bring the schema up to date; returns the resulting version.
+
+    Each step runs inside `migrator.migration_context()` (one transaction) together with its
+    version bump, so a crash mid-migration leaves the previous schema intact. Foreign keys are
+    switched off around the steps (SQLite ignores that pragma inside a transaction) so a table
+    rebuild by the migrator cannot cascade deletes; `foreign_key_check` then proves the
+    result consistent before they are switched back on. A database newer than this code is
+    refused before anything is written.
+    """
     migrator = SqliteMigrator(db)
     current = schema_version(db)
     if current > len(MIGRATIONS):

@@ -1,9 +1,5 @@
-"""peewee models of the durable store. Bound to a database by `Store`.
-
-The `event` table is the source of truth for sessions; `session`, `message` and the claim
-columns are its projection (plus the claim, which the runner sets), `inbox` holds input
-not yet taken by the runner, `kv` holds small durable state (permission answers), and
-`job` one row per background job (desktop/jobs/model.py).
+"""peewee models of the durable store, bound to a database by `Store`: the `event` log is the
+source of truth for sessions, the other tables its projection and the engine's own state.
 """
 
 from __future__ import annotations

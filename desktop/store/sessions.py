@@ -1,10 +1,6 @@
 """Reads and small writes of the session tables, as plain functions on the store thread's
-connection (callers go through `Store.run`, or run inside a bus request's hooks).
-
-The session status the API shows is derived here and nowhere else: `busy` while the
+connection, and the one place the API's session status is derived: `busy` while the
 execution claim (`time_suspended`) is held, otherwise the projected `idle` or `error`.
-The claim functions are the runner's: claim when a turn starts, release on a terminal
-event (through the bus's commit hook, atomically with it), count resumes at restart.
 """
 
 from __future__ import annotations
@@ -129,7 +125,9 @@ def open_tool_calls(conn: sqlite3.Connection, session_id: str) -> set[str]:
     return {r[0] for r in rows if isinstance(r[0], str)}
 
 
-# The execution claim -------------------------------------------------------------------
+# The execution claim: taken by a prompt (with its inbox row) and by the runner when a turn
+# starts, released on a terminal event (through the bus's commit hook, atomically with it),
+# resumes counted at restart. ---------------------------------------------------------------
 
 
 def claim(conn: sqlite3.Connection, session_id: str, now: int) -> bool:

@@ -15,7 +15,7 @@ from tests.support.fake_provider import FakeProvider
 
 
 def crash_history() -> list[dict[str, Any]]:
-    """The seed bug's history: a shell call cut by a restart, a notice, the next prompt."""
+    """A shell call cut by a restart, a notice, the next prompt."""
     return [
         {"id": "u1", "type": "user", "text": "build it", "time": 1},
         {
@@ -82,8 +82,8 @@ async def test_crash_history_lowered_is_accepted_by_the_strict_fake(mistral: boo
 
 
 async def test_the_same_history_unlowered_the_naive_way_is_what_the_fake_rejects() -> None:
-    """The fake really is strict: the seed bug's ordering (notice between call and result)
-    is answered 400, so the zero above means something."""
+    """The fake really is strict: the ordering a restart once produced (a notice between a
+    call and its result) is answered 400, so the zero above means something."""
     async with FakeProvider() as fake:
         naive = [
             {"role": "user", "content": "build it"},

@@ -1,6 +1,6 @@
-"""A stand-in for the runner in recovery tests (the seed's buildExecution with a scripted
-drain): it holds the session's claim while a turn runs, as the real runner does, and lets
-the test decide what a turn does. Everything else (store, bus, markers, notices) is real."""
+"""A stand-in for the runner in recovery tests (a scripted drain): it holds the session's claim
+while a turn runs, as the real runner does, and lets the test decide what a turn does.
+Everything else (store, bus, job rows, notices) is real."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Going past the seed: a background command keeps running in the PTY host while the
+"""A background command keeps running in the PTY host while the
 service restarts, and the successor adopts it. Real PTY host, real processes, real SQLite;
 the service's death is modelled by closing everything of it but the host."""
 

@@ -1,5 +1,5 @@
-"""The seed's trigger: the agent's own `shell` tool runs `desk service restart` on the
-managed service that runs the agent. The command outlives the service it restarts (it is
+"""The agent's own `shell` tool runs `desk service restart` on the managed service that
+runs the agent. The command outlives the service it restarts (it is
 a PTY host job), the successor adopts the job and records exit 0, and the turn continues,
 with no invalid request sent."""
 

@@ -1,6 +1,5 @@
-"""The job registry and its durable markers, on a real SQLite file; a "restart" closes the
-registry and the store and opens new ones on the same file. Ports every scenario of the
-seed's job.test.ts."""
+"""The job registry and its durable rows, on a real SQLite file; a "restart" closes the
+registry and the store and opens new ones on the same file."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The seed bug, end to end: a `shell` call survives the service dying under it.
+"""A `shell` call survives the service dying under it, end to end.
 
 Real `desk serve` processes, a real PTY host, real `kill -9`, the strict fake provider in
 this test process (it outlives every service). The command runs as a PTY host job, so a

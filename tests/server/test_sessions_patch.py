@@ -1,5 +1,4 @@
-"""`PATCH /api/session/{id}/message/{mid}`: every success and error case of the seed's
-`session-message-update` test, through HTTP."""
+"""`PATCH /api/session/{id}/message/{mid}`: every success and error case, through HTTP."""
 
 from __future__ import annotations
 
