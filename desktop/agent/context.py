@@ -158,9 +158,6 @@ class Windows:
         self._model_window = model_window
         self._listed: dict[tuple[str, str], tuple[int | None, float]] = {}
 
-    async def _read(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
-        return await self._store.run(lambda: fn(self._store.connection()))
-
     async def _listed_window(self, profile: Profile) -> int | None:
         key = (profile.base_url, profile.model)
         cached = self._listed.get(key)
@@ -179,7 +176,7 @@ class Windows:
             own = q.kv_get(conn, context_key(session_id, "window"))
             return own, q.kv_get(conn, learned_key(profile))
 
-        own, learned = await self._read(stored)
+        own, learned = await self._store.read(stored)
         if isinstance(own, int) and own > 0:
             return own
         if profile.context_window:
@@ -206,7 +203,7 @@ class Windows:
             value = {"window": window, "stated": stated}
             q.kv_set(conn, key, value, eventlog.now_ms())
 
-        await self._read(write)
+        await self._store.read(write)
 
 
 def session_context(conn: sqlite3.Connection, session_id: str) -> dict[str, object]:
