@@ -310,3 +310,36 @@ async def test_a_turn_at_its_step_limit_ends_with_a_closing_answer_sent_without_
         assert "tools" not in last
         assert last["messages"][-1] == {"role": "user", "content": runner_module.MAX_STEPS_PROMPT}
         assert fake.invalid_count == 0
+
+
+async def test_the_provider_settings_window_and_the_model_list_route(
+    aiohttp_client: ClientFactory, settings: Settings, web_dist: Path, tmp_path: Path
+) -> None:
+    models: list[dict[str, Any]] = [{"id": "fake-model", "max_model_len": 32768}, {"id": "other"}]
+    async with FakeProvider(models=models) as fake:
+        agent = await start(aiohttp_client, settings, fake)
+        auth = {"Authorization": f"Bearer {TOKEN}"}
+        listed = await agent.get("/api/config/provider/models", headers=auth)
+        assert (await listed.json())["data"] == [
+            {"id": "fake-model", "context_window": 32768},
+            {"id": "other"},
+        ]
+        base = {"provider": "openai-compatible", "base_url": fake.base_url, "model": "fake-model"}
+        bad = await agent.put(
+            "/api/config/provider", json={**base, "context_window": "lots"}, headers=auth
+        )
+        assert bad.status == 400
+        saved = await agent.put(
+            "/api/config/provider", json={**base, "context_window": 12000}, headers=auth
+        )
+        assert (await saved.json())["data"]["context_window"] == 12000
+        sid = await new_session(agent, auth, str(tmp_path))
+        await prompt(agent, auth, sid, "hello")
+        events = await until_event(agent, auth, sid, "session.step.ended")
+        ended = next(e["data"] for e in events if e["type"] == "session.step.ended")
+        assert ended["context"]["window"] == 12000  # the user's setting beats the model list
+    async with FakeProvider() as bare:
+        configure(settings, bare.base_url)
+        missing = await agent.get("/api/config/provider/models", headers=auth)
+        assert missing.status == 502
+        assert (await missing.json())["error"]["type"] == "provider.models_unavailable"

@@ -22,10 +22,12 @@ export const PROVIDERS = [
 ]
 
 /** The PUT body for the form's values: only what the route takes, the key only when changed. */
-export function providerBody({ provider, baseUrl, model, apiKey, removeKey }) {
+export function providerBody({ provider, baseUrl, model, apiKey, removeKey, contextWindow }) {
   const body = { provider, model: model.trim() }
   const url = baseUrl.trim()
   if (url) body.base_url = url
+  const window = String(contextWindow ?? "").trim()
+  if (window) body.context_window = /^\d+$/.test(window) ? Number(window) : window
   if (removeKey) body.api_key = null
   else if (apiKey) body.api_key = apiKey
   return body
@@ -36,6 +38,7 @@ function SettingsForm({ store, onClose }) {
   const [provider, setProvider] = useState(saved?.provider ?? "openai-compatible")
   const [baseUrl, setBaseUrl] = useState(saved?.base_url ?? "")
   const [model, setModel] = useState(saved?.model ?? "")
+  const [contextWindow, setContextWindow] = useState(String(saved?.context_window ?? ""))
   const [apiKey, setApiKey] = useState("")
   const [removeKey, setRemoveKey] = useState(false)
   const [error, setError] = useState(null)
@@ -48,7 +51,9 @@ function SettingsForm({ store, onClose }) {
     setSaving(true)
     setError(null)
     try {
-      await store.saveProvider(providerBody({ provider, baseUrl, model, apiKey, removeKey }))
+      await store.saveProvider(
+        providerBody({ provider, baseUrl, model, apiKey, removeKey, contextWindow }),
+      )
       onClose()
     } catch (e) {
       setError(e.message) // the route's 400 message, shown where the user can fix it
@@ -98,6 +103,18 @@ function SettingsForm({ store, onClose }) {
       value=${model}
       required
       onInput=${(e) => setModel(e.currentTarget.value)}
+    />
+    <label for="provider-context-window"
+      >Context window <span class="optional">(tokens; empty: ask the provider)</span></label
+    >
+    <input
+      id="provider-context-window"
+      name="context_window"
+      inputmode="numeric"
+      autocomplete="off"
+      value=${contextWindow}
+      placeholder="e.g. 128000"
+      onInput=${(e) => setContextWindow(e.currentTarget.value)}
     />
     <label for="provider-key">API key</label>
     <input
