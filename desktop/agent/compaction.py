@@ -306,7 +306,12 @@ Learn = Callable[[ProviderError], Awaitable[Budget | None]]
 
 
 class CompactionFailed(Exception):
-    """The history cannot be made to fit; `message` says why, for the turn's error."""
+    """The history cannot be made to fit; its text says why, for the turn's error.
+    `nothing`: there was nothing to prune or summarise (no request was made)."""
+
+    def __init__(self, reason: str, *, nothing: bool = False) -> None:
+        super().__init__(reason)
+        self.nothing = nothing
 
 
 @dataclass
@@ -363,7 +368,9 @@ class Compactor:
                 "the newest messages alone do not fit the context window, and there is "
                 "nothing older to summarise"
             )
-        if after >= found.before or (not found.pruned and not found.older):
+        if not found.pruned and not found.older:
+            raise CompactionFailed("there is nothing older to compact", nothing=True)
+        if after >= found.before:
             raise CompactionFailed("compaction did not make the history smaller")
         event_id = new_id("msg")
         data = {

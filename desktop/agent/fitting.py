@@ -114,16 +114,22 @@ class Fitter:
         raw = raw_tokens(view, 0) + fixed
         used = self.accounting.used(session_id, profile.model, raw)
         if budget is not None and used > budget.threshold:
-            await self.compactor.compact(
-                session_id,
-                messages,
-                budget,
-                factor=factor,
-                fixed=fixed + raw_tokens(pending) * factor,
-                summarise=self._summarise(client),
-                learn=self._learner(profile),
-                reason="threshold",
-            )
+            try:
+                await self.compactor.compact(
+                    session_id,
+                    messages,
+                    budget,
+                    factor=factor,
+                    fixed=fixed + raw_tokens(pending) * factor,
+                    summarise=self._summarise(client),
+                    learn=self._learner(profile),
+                    reason="threshold",
+                )
+            except CompactionFailed as exc:
+                if not exc.nothing or used > budget.usable:
+                    raise
+                # Nothing left to compact, and it still fits: send it as it is.
+                return Prepared(view, window, raw, used)
             self.accounting.forget(session_id)
             fresh = await self._history(session_id)
             view = model_view([*fresh, *pending], cap=output_cap(budget, factor))

@@ -304,3 +304,21 @@ async def test_the_step_record_gives_the_sessions_context_and_replays_alike(
     await bus.publish(draft(SID, "session.context.window", {"window": 32768}))
     found = await read(bus, lambda c: session_context(c, SID))
     assert found["context"] == {"used": 4200, "window": 32768}
+
+
+async def test_nothing_to_compact_is_said_as_such_and_sends_no_request(bus: DurableBus) -> None:
+    await seed(bus, [user("msg_u", "hello " * 50)])
+    messages = await stored(bus)
+    asked: list[Any] = []
+
+    async def summarise(request: list[dict[str, Any]]) -> str:
+        asked.append(request)
+        return "never"
+
+    with pytest.raises(CompactionFailed) as caught:
+        await Compactor(bus).compact(
+            SID, messages, Budget(200), factor=1.0, fixed=0.0, summarise=summarise,
+            learn=no_learning, reason="threshold",
+        )  # fmt: skip
+    assert caught.value.nothing
+    assert asked == []
