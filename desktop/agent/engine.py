@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast
 
 from desktop.agent.permissions import Permissions
+from desktop.agent.rules import RULES_FILE, RuleBook
 from desktop.agent.runner import ProfileSource, RunnerOptions, SessionRunner
 from desktop.agent.service import SessionService
 from desktop.agent.subagent import SubagentTool
@@ -76,7 +77,7 @@ class _Later:
 def build_engine(parts: EngineParts) -> Engine:
     bus, settings = parts.bus, parts.settings
     runner_later = cast(SessionRunner, _Later(lambda: runner))
-    permissions = Permissions(bus)
+    permissions = Permissions(bus, RuleBook(settings.data_dir / RULES_FILE))
     host = ShellJobs(parts.connect)
     checkpoints = Checkpoints(
         bus, settings.data_dir / "checkpoints", [settings.data_dir, settings.runtime_dir]

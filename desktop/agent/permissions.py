@@ -9,6 +9,7 @@ import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
+from desktop.agent.rules import RuleBook, covered
 from desktop.events import errors
 from desktop.events.bus import DurableBus, draft
 from desktop.events.projector import permission_key
@@ -49,10 +50,19 @@ def effective_mode(conn: sqlite3.Connection, session_id: str) -> str:
     return "ask" if any(mode_of(conn, sid) == "ask" for sid in chain) else "auto"
 
 
-def allowed_in(conn: sqlite3.Connection, session_id: str, tool: str) -> bool:
-    """The tool was allowed for the rest of the session by the session or an ancestor."""
+def allowed_in(
+    conn: sqlite3.Connection, session_id: str, tool: str, subject: str | None = None
+) -> bool:
+    """The call was allowed for the rest of the session by the session or an ancestor: the
+    whole tool, or a pattern ("allow for this session") that covers `subject`."""
     chain = lineage(conn, session_id) or [session_id]
-    return any(q.kv_get(conn, permission_key(sid, "allow", tool)) is True for sid in chain)
+    for sid in chain:
+        if q.kv_get(conn, permission_key(sid, "allow", tool)) is True:
+            return True
+        patterns = q.kv_get(conn, permission_key(sid, "patterns", tool))
+        if isinstance(patterns, list) and covered(tool, [str(p) for p in patterns], subject):
+            return True
+    return False
 
 
 def pending_of(conn: sqlite3.Connection, session_id: str) -> list[dict[str, Any]]:
@@ -86,9 +96,10 @@ class Permissions:
     answer.
     """
 
-    def __init__(self, bus: DurableBus) -> None:
+    def __init__(self, bus: DurableBus, rules: RuleBook | None = None) -> None:
         self.bus = bus
         self.store = bus.store
+        self.rules = rules or RuleBook(None)  # the person's rules and the built-in ones
         self._waiting: dict[tuple[str, str], asyncio.Future[str]] = {}
 
     async def mode(self, session_id: str) -> str:
@@ -110,16 +121,24 @@ class Permissions:
         tool: str,
         args: Mapping[str, Any],
         diff: str | None = None,
+        *,
+        rule: str | None = None,
+        subject: str | None = None,
+        pattern: str | None = None,
     ) -> bool:
-        """True when the call may run: `auto` mode, an unguarded tool, a tool allowed for
-        the session, or the person's yes. Waits (durably) for the answer in `ask` mode."""
-        if tool not in GUARDED_TOOLS:
+        """True when the call may run: an `allow` rule; `auto` mode, an unguarded tool or a
+        call the session allowed, unless an `ask` rule matches; or the person's yes, waited
+        for durably. `rule` is the permission rules' action, `subject` what session
+        allowances match, `pattern` what "allow for this session" would allow (on the card)."""
+        if rule == "deny":
+            return False
+        if tool not in GUARDED_TOOLS and rule != "ask":
             return True
 
         def state(conn: sqlite3.Connection) -> tuple[str, bool, object]:
             return (
                 effective_mode(conn, session_id),
-                allowed_in(conn, session_id, tool),
+                allowed_in(conn, session_id, tool, subject),
                 q.kv_get(conn, permission_key(session_id, "ask", call_id)),
             )
 
@@ -128,7 +147,7 @@ class Permissions:
         if asked and not _same_call(waiting, tool, args):
             # A request for this id that showed another call: its answer is not this call's.
             return False
-        if (mode == "auto" or allowed) and not asked:
+        if not asked and (rule == "allow" or (rule != "ask" and (mode == "auto" or allowed))):
             return True
         key = (session_id, call_id)
         future = self._waiting.get(key)
@@ -144,6 +163,8 @@ class Permissions:
             }
             if diff is not None:
                 data["diff"] = diff
+            if pattern is not None:
+                data["pattern"] = pattern
             await self.bus.publish(draft(session_id, "session.permission.asked", data))
         try:
             reply = await future

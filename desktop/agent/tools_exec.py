@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.agent.permissions import DENIED, Permissions
+from desktop.agent.rules import decide, derive_pattern, hidden_for, subject_of
 from desktop.events.bus import DurableBus, draft
 from desktop.events.schema import MAX_TEXT
 from desktop.tools.base import Tool, ToolError, ToolResult, parse_arguments, run_tool
@@ -164,8 +165,27 @@ class ToolRunner:
                 error=True,
                 metadata={"error_type": "tool.invalid_arguments"},
             )
+        rules = await asyncio.to_thread(self.permissions.rules.rules)
+        subject = subject_of(call.name, args, directory)
+        rule = decide(rules, call.name, subject)
+        if rule is not None and rule.action == "deny":
+            kind = "a built-in rule" if rule.builtin else "the person's rule"
+            return ToolResult(
+                f"The {call.name} call was denied by {kind} ({rule.tool} {rule.pattern!r}: "
+                "deny); do not try to reach it another way.",
+                error=True,
+                metadata={"error_type": "permission.denied"},
+            )
         allowed = await self.permissions.check(
-            session_id, call.message_id, call.call_id, call.name, args, _diff(call.name, args)
+            session_id,
+            call.message_id,
+            call.call_id,
+            call.name,
+            args,
+            _diff(call.name, args),
+            rule=None if rule is None else rule.action,
+            subject=subject,
+            pattern=derive_pattern(call.name, subject),
         )
         if not allowed:
             return ToolResult(
@@ -176,6 +196,7 @@ class ToolRunner:
         ctx = ShellContext(
             root=Path(directory),
             private=self.private,
+            hidden=hidden_for(rules, call.name),
             session_id=session_id,
             call_id=call.call_id,
             interrupted=flags.interrupted,

@@ -481,6 +481,8 @@ def _permission_asked(p: Projection, e: Event) -> None:
 def _permission_replied(p: Projection, e: Event) -> None:
     p.require_session(e.aggregate_id)
     key = permission_key(e.aggregate_id, "ask", e.data["call_id"])
+    asked = _kv_get(p.conn, key)
+    pattern = asked.get("pattern") if isinstance(asked, dict) else None
     if p.conn.execute("DELETE FROM kv WHERE key = ?", (key,)).rowcount != 1:
         raise ProjectionError(
             SessionError(
@@ -489,7 +491,13 @@ def _permission_replied(p: Projection, e: Event) -> None:
                 f"No permission request for call {e.data['call_id']!r} is waiting.",
             )
         )
-    if e.data["reply"] == "session":
+    if e.data["reply"] == "session" and isinstance(pattern, str):
+        # The card showed the pattern it allows (permission rules' derive_pattern).
+        allow = permission_key(e.aggregate_id, "patterns", e.data["tool"])
+        known = _kv_get(p.conn, allow)
+        patterns = [x for x in known if isinstance(x, str)] if isinstance(known, list) else []
+        _kv_set(p.conn, allow, [*dict.fromkeys([*patterns, pattern])], e.created)
+    elif e.data["reply"] == "session":
         allow = permission_key(e.aggregate_id, "allow", e.data["tool"])
         _kv_set(p.conn, allow, True, e.created)
 

@@ -335,6 +335,8 @@ DURABLE: dict[str, Check] = {
             "tool": text(MAX_NAME),
             "input": json_object,
             "diff": opt(text(MAX_TEXT)),
+            # What "allow for this session" allows (desktop/agent/rules.py derive_pattern).
+            "pattern": opt(text(MAX_TEXT)),
         }
     ),
     "session.permission.replied": record(

@@ -25,6 +25,7 @@ from desktop.server.routes_checkpoints import setup_checkpoint_routes
 from desktop.server.routes_core import api_not_found, setup_core_routes
 from desktop.server.routes_events import setup_event_routes
 from desktop.server.routes_instructions import setup_instruction_routes
+from desktop.server.routes_permissions import setup_permission_routes
 from desktop.server.routes_sessions import setup_session_routes
 from desktop.server.routes_test import setup_test_routes
 from desktop.server.terminals import TERMINALS, setup_terminals
@@ -92,6 +93,7 @@ def create_app(
     setup_event_routes(app)
     setup_session_routes(app)
     setup_instruction_routes(app)
+    setup_permission_routes(app)
     setup_background_routes(app)
     setup_checkpoint_routes(app)
     setup_test_routes(app)

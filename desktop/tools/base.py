@@ -14,7 +14,7 @@ import errno
 import json
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,12 @@ class ToolContext:
     allowed: tuple[Path, ...] = ()
     allow_anywhere: bool = False
     private: tuple[Path, ...] = ()
+    # Paths (relative to the workspace) a deny rule keeps from this tool: glob and grep
+    # leave them out, read refuses them whatever name led there.
+    hidden: Callable[[str], bool] | None = field(default=None, compare=False)
+
+    def is_hidden(self, real: Path) -> bool:
+        return self.hidden is not None and self.hidden(self.display(real))
 
     def display(self, path: Path) -> str:
         """A path as the model should see it: relative to the workspace when inside."""

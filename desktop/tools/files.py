@@ -104,6 +104,8 @@ class ReadTool(Tool):
 
     def _read(self, ctx: ToolContext, raw: str, offset: int, limit: int) -> ToolResult:
         path = confine(ctx, raw)
+        if ctx.is_hidden(path):
+            raise ToolError(f"{raw} is kept from the agent by a permission rule (a secret file)")
         lines: list[str] = []
         size = 0
         more = False

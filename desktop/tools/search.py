@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +77,8 @@ class GlobTool(Tool):
                     mtime = real.stat().st_mtime
                 except (ToolError, OSError):
                     continue
+                if ctx.is_hidden(real) or ctx.is_hidden(match.absolute()):
+                    continue
                 total += 1
                 if len(found) < GLOB_LIMIT * 4:
                     found.append((mtime, ctx.display(match.absolute())))
@@ -116,7 +119,7 @@ class GrepTool(Tool):
         glob: str | None = args.get("glob")
         target, root = await asyncio.to_thread(_grep_target, ctx, args.get("path"))
         if self.ripgrep and not private_within(ctx, target):
-            lines, total = await self._ripgrep(root, pattern, target, glob)
+            lines, total = await self._ripgrep(ctx, root, pattern, target, glob)
         else:
             lines, total = await asyncio.to_thread(_python_grep, ctx, pattern, target, glob)
         if not lines:
@@ -127,11 +130,12 @@ class GrepTool(Tool):
         return ToolResult(output, metadata={"count": total})
 
     async def _ripgrep(
-        self, root: Path, pattern: str, target: Path, glob: str | None
+        self, ctx: ToolContext, root: Path, pattern: str, target: Path, glob: str | None
     ) -> tuple[list[str], int]:
         assert self.ripgrep is not None
         shown = str(target.relative_to(root)) if target.is_relative_to(root) else str(target)
-        argv = [self.ripgrep, "--line-number", "--no-heading", "--with-filename", "--color=never"]
+        argv = [self.ripgrep, "--line-number", "--no-heading", "--with-filename", "--null"]
+        argv += ["--color=never"]
         argv += ["--no-messages", "--max-columns", str(GREP_LINE_LIMIT), "--max-columns-preview"]
         argv += ["--glob", "!.git"]
         if glob:
@@ -145,7 +149,9 @@ class GrepTool(Tool):
             stderr=asyncio.subprocess.PIPE,
         )
         try:
-            lines, total, err = await asyncio.wait_for(_collect(process), GREP_TIMEOUT)
+            lines, total, err = await asyncio.wait_for(
+                _collect(process, lambda shown: ctx.is_hidden(root / shown)), GREP_TIMEOUT
+            )
         except TimeoutError as exc:
             raise ToolError(f"the search took longer than {GREP_TIMEOUT:.0f}s") from exc
         finally:
@@ -159,24 +165,26 @@ class GrepTool(Tool):
         return lines, total
 
 
-async def _collect(process: asyncio.subprocess.Process) -> tuple[list[str], int, bytes]:
-    """The first GREP_LIMIT lines; past them only newlines are counted (in C, per chunk),
-    so a search matching millions of lines costs no memory."""
+async def _collect(
+    process: asyncio.subprocess.Process, hidden: Callable[[str], bool]
+) -> tuple[list[str], int, bytes]:
+    """The first GREP_LIMIT lines (`path NUL line:text`, printed `path:line:text`) of files
+    not `hidden`; past them lines are only counted, so a search matching millions of lines
+    costs no memory."""
     assert process.stdout is not None
     assert process.stderr is not None
     errors = asyncio.ensure_future(process.stderr.read())
     lines: list[str] = []
     total = 0
     try:
-        while len(lines) < GREP_LIMIT:
-            line = await process.stdout.readline()
-            if not line:
-                break
+        while line := await process.stdout.readline():
+            name, _, rest = line.decode("utf-8", errors="replace").rstrip("\n").partition("\0")
+            name = name.removeprefix("./")
+            if hidden(name):
+                continue
             total += 1
-            lines.append(line.decode("utf-8", errors="replace").rstrip("\n").removeprefix("./"))
-        else:
-            while chunk := await process.stdout.read(1 << 16):
-                total += chunk.count(b"\n")
+            if len(lines) < GREP_LIMIT:
+                lines.append(f"{name}:{rest}")
         await process.wait()
         return lines, total, await errors
     finally:
@@ -204,6 +212,8 @@ def _python_grep(
     lines: list[str] = []
     total = 0
     for path in _files(ctx, target):
+        if ctx.is_hidden(path):
+            continue
         if glob and not (fnmatch.fnmatch(path.name, glob) or fnmatch.fnmatch(str(path), glob)):
             continue
         try:
