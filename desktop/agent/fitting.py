@@ -58,12 +58,16 @@ class Fitter:
         self.windows = windows
         self.accounting = accounting
         self.compactor = compactor
-        self._tools: tuple[int, int] = (0, 0)  # (id of the spec list, its characters)
+        self._tools: dict[tuple[str, ...], int] = {}  # characters of each tool set
 
     def _fixed(self, system: str, tools: Sequence[ToolSpec]) -> float:
-        if self._tools[0] != id(tools):
-            self._tools = (id(tools), _tools_chars(tools))
-        return raw_text_tokens(system) + self._tools[1] / 4
+        key = tuple(f"{t.name}:{len(t.description)}" for t in tools)
+        chars = self._tools.get(key)
+        if chars is None:
+            if len(self._tools) > 16:
+                self._tools.clear()
+            chars = self._tools[key] = _tools_chars(tools)
+        return raw_text_tokens(system) + chars / 4
 
     async def _history(self, session_id: str) -> list[dict[str, Any]]:
         store = self.bus.store
