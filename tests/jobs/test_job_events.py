@@ -16,10 +16,19 @@ from tests.jobs.conftest import Stores
 SID = "ses_job_events"
 
 
-class NoRunner:
-    """The runner seam is never reached by these jobs."""
+class UnusedTurns:
+    """The runner's turns: never reached by these jobs."""
 
-    async def wake(self, session_id: str) -> None:
+    def active(self) -> set[str]:
+        raise AssertionError("not expected")
+
+    def wake(self, session_id: str) -> None:
+        raise AssertionError("not expected")
+
+    def resume(self, session_id: str) -> None:
+        raise AssertionError("not expected")
+
+    async def wait_idle(self, session_id: str) -> None:
         raise AssertionError("not expected")
 
     async def interrupt(self, session_id: str) -> bool:
@@ -41,7 +50,7 @@ async def test_job_changes_are_broadcast_as_session_job_updated_with_the_route_s
     stores: Stores,
 ) -> None:
     bus = await stores.open()
-    work = BackgroundWork(bus, NoRunner(), None)  # type: ignore[arg-type]
+    work = BackgroundWork(bus, UnusedTurns(), None)
     sub = bus.fanout.subscribe()
     gate = asyncio.Event()
 
@@ -82,7 +91,7 @@ async def test_job_changes_are_broadcast_as_session_job_updated_with_the_route_s
 
 async def test_a_job_without_a_session_is_not_broadcast(stores: Stores) -> None:
     bus = await stores.open()
-    work = BackgroundWork(bus, NoRunner(), None)  # type: ignore[arg-type]
+    work = BackgroundWork(bus, UnusedTurns(), None)
     sub = bus.fanout.subscribe()
 
     async def run() -> str:
