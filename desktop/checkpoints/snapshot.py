@@ -16,6 +16,7 @@ from desktop.checkpoints.git import GitError, nul_input, nul_list
 from desktop.checkpoints.shadow import ShadowRepo
 
 MAX_FILE_BYTES = 10 * 1024 * 1024  # larger files are not snapshotted (build outputs, media)
+MAX_PATHSPECS = 1000  # above this many changed paths, git adds the whole tree in one pack
 
 
 async def snapshot(repo: ShadowRepo) -> str:
@@ -24,7 +25,11 @@ async def snapshot(repo: ShadowRepo) -> str:
     paths = list(dict.fromkeys(nul_list(listed)))
     if paths:
         small, large = await asyncio.to_thread(_split_by_size, repo.directory, paths)
-        if small:
+        if len(small) > MAX_PATHSPECS:
+            # Many files (a first snapshot): streamed into one pack (git's bulk check-in for
+            # files over core.bigFileThreshold) instead of one loose object file each.
+            await repo.git("-c", "core.bigFileThreshold=1", "add", "-A")  # large ones: below
+        elif small:
             try:
                 await repo.git(
                     "add", "-A", "--pathspec-from-file=-", "--pathspec-file-nul",

@@ -89,6 +89,7 @@ export const UPDATE = {
     m.finish = data.finish
     if (data.tokens !== undefined) m.tokens = data.tokens
     if (data.cost !== undefined) m.cost = data.cost
+    if (data.checkpoint !== undefined) m.checkpoint = data.checkpoint
     return true
   },
   "session.step.failed": (m, { data, created }) => (

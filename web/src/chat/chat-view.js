@@ -11,6 +11,8 @@ import { ProviderNotice, SettingsButton } from "./settings-dialog.js"
 import { JobsPanel } from "./jobs-panel.js"
 import { ContextMeter } from "./context-meter.js"
 import { PermissionModeSwitch, PermissionPrompts } from "./permission-card.js"
+import { RevertDialog, SessionChanges } from "./changes.js"
+import { DiffDialog } from "./diff-view.js"
 import {
   elementScroll,
   measureElement,
@@ -224,6 +226,7 @@ export function ChatView({ store }) {
         <h2 class="chat-title">${session.title || "Untitled"}</h2>
         <div class="chat-folder" title=${session.directory}><bdi>${session.directory}</bdi></div>
       </div>
+      <${SessionChanges} key=${session.id} thread=${thread} />
       <${ContextMeter} session=${session} store=${store} />
       <${PermissionModeSwitch} session=${session} />
       <${SettingsButton} />
@@ -243,5 +246,7 @@ export function ChatView({ store }) {
     <${ProviderNotice} store=${store} thread=${thread} />
     <${PermissionPrompts} session=${session} />
     <${Composer} key=${session.id} store=${store} session=${session} />
+    <${RevertDialog} />
+    <${DiffDialog} />
   </div>`
 }

@@ -12,6 +12,7 @@ import { TurnUsage } from "./usage.js"
 import { ToolLinks } from "./job-links.js"
 import { isJobNotice, NoticeCard } from "./notice-card.js"
 import { CompactionDivider } from "./context-meter.js"
+import { MessageActions, TurnChanges } from "./changes.js"
 
 /** Assistant Markdown; `streaming` renders block-wise per animation frame, else all at once. */
 export function Markdown({ text, streaming = false }) {
@@ -141,6 +142,7 @@ function AssistantMessage({ message, thread, store, busy }) {
   return html`<article
     class="message msg-assistant"
     data-id=${message.id}
+    data-reverted=${message.reverted ? "true" : undefined}
     aria-busy=${live ? "true" : undefined}
   >
     <header class="message-meta">
@@ -181,6 +183,7 @@ function AssistantMessage({ message, thread, store, busy }) {
     }
     ${message.finish === "interrupted" && html`<p class="message-interrupted">Interrupted</p>`}
     <${TurnUsage} thread=${thread} messageId=${message.id} />
+    <${TurnChanges} thread=${thread} messageId=${message.id} />
   </article>`
 }
 
@@ -193,20 +196,26 @@ export function MessageItem({ sig, thread, store, busy }) {
   if (message.type === "user") {
     const queued = thread.queued.value.has(message.id)
     return html`<article
-      class="message msg-user"
-      data-id=${message.id}
-      data-queued=${queued ? "true" : undefined}
-    >
-      <div class="plain">${message.text}</div>
-      ${queued && html`<div class="message-queued">Queued: sent when the current turn ends</div>`}
-    </article>`
+        class="message msg-user"
+        data-id=${message.id}
+        data-queued=${queued ? "true" : undefined}
+        data-reverted=${message.reverted ? "true" : undefined}
+      >
+        <div class="plain">${message.text}</div>
+        ${queued && html`<div class="message-queued">Queued: sent when the current turn ends</div>`}
+      </article>
+      ${!queued && html`<${MessageActions} thread=${thread} store=${store} message=${message} busy=${busy} />`}`
   }
   if (message.type === "synthetic" && isJobNotice(message))
     return html`<${NoticeCard} message=${message} />`
   if (message.type === "synthetic" && message.description === "compaction")
     return html`<${CompactionDivider} message=${message} />`
   if (message.type === "synthetic")
-    return html`<article class="message msg-synthetic" data-id=${message.id}>
+    return html`<article
+      class="message msg-synthetic"
+      data-id=${message.id}
+      data-reverted=${message.reverted ? "true" : undefined}
+    >
       <details>
         <summary>${message.description || "Synthetic message"}</summary>
         <div class="plain">${message.text}</div>
@@ -214,10 +223,11 @@ export function MessageItem({ sig, thread, store, busy }) {
     </article>`
   if (message.type === "assistant")
     return html`<${AssistantMessage}
-      message=${message}
-      thread=${thread}
-      store=${store}
-      busy=${busy}
-    />`
+        message=${message}
+        thread=${thread}
+        store=${store}
+        busy=${busy}
+      />
+      ${message.time?.completed && html`<${MessageActions} thread=${thread} store=${store} message=${message} busy=${busy} />`}`
   return null
 }

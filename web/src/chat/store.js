@@ -11,6 +11,7 @@
 import { batch, computed, signal } from "@preact/signals"
 import { CREATE, STATUS, TOUCH, UPDATE } from "./apply.js"
 import { turnUsage } from "./usage.js"
+import { applyCheckpointEvent } from "./changes.js"
 
 export const PAGE_SIZE = 50
 
@@ -413,6 +414,7 @@ export function createChatStore({ request }) {
             s
           ),
         )
+      applyCheckpointEvent(threads.get(sid), event)
       threads.get(sid)?.apply(event)
     })
   }

@@ -1,0 +1,98 @@
+// The diff view: a turn's (or the whole session's) changed files, each with its unified diff,
+// from GET /api/session/{id}/changes. Patches are the agent's file contents, so untrusted: they
+// are rendered as text nodes only (one element per line, coloured by its kind), never as HTML.
+
+import { signal } from "@preact/signals"
+import { useEffect, useRef, useState } from "preact/hooks"
+import { api } from "../api.js"
+import { html } from "./html.js"
+
+const enc = encodeURIComponent
+const STATUS = { added: "A", modified: "M", deleted: "D" }
+
+/** The diff shown: {sessionId, messageId (null: the whole session), title} or null. */
+const shown = signal(null)
+
+export function openDiff(sessionId, messageId, title) {
+  shown.value = { sessionId, messageId, title }
+}
+
+/** A patch line's kind: hunk header, addition, deletion, file header or context. */
+export function lineKind(line) {
+  if (line.startsWith("@@")) return "hunk"
+  if (line.startsWith("+++") || line.startsWith("---")) return "meta"
+  if (line.startsWith("+")) return "add"
+  if (line.startsWith("-")) return "del"
+  if (/^(diff --git|index |old mode|new mode|new file|deleted file|similarity|Binary)/.test(line))
+    return "meta"
+  return "ctx"
+}
+
+function Patch({ file }) {
+  if (file.patch === null || file.patch === undefined)
+    return html`<p class="hint diff-binary">
+      ${file.too_large ? "The diff is too large to show." : "Binary file: no text diff."}
+    </p>`
+  const lines = file.patch.replace(/\n$/, "").split("\n")
+  return html`<pre class="diff-patch">
+${lines.map(
+      (line, i) =>
+        html`<span key=${i} class=${`diff-line diff-${lineKind(line)}`}>${line || " "}</span>`,
+    )}</pre>`
+}
+
+function FileDiff({ file }) {
+  return html`<details class="diff-file" open data-path=${file.path} data-status=${file.status}>
+    <summary>
+      <span class="diff-status" data-status=${file.status}>${STATUS[file.status] ?? "?"}</span>
+      <bdi class="diff-path">${file.path}</bdi>
+      <span class="diff-count">+${file.additions} −${file.deletions}</span>
+    </summary>
+    <${Patch} file=${file} />
+  </details>`
+}
+
+function DiffBody({ target }) {
+  const [files, setFiles] = useState(null)
+  const [error, setError] = useState(null)
+  useEffect(() => {
+    const query = target.messageId ? `?message_id=${enc(target.messageId)}` : ""
+    api("GET", `/api/session/${enc(target.sessionId)}/changes${query}`).then(
+      (data) => setFiles(data?.files ?? []),
+      (e) => setError(e.message),
+    )
+  }, [target])
+  if (error) return html`<p class="form-error" role="alert">${error}</p>`
+  if (!files) return html`<p class="placeholder">Loading…</p>`
+  if (!files.length) return html`<p class="hint">No file changes.</p>`
+  return html`<div class="diff-files">
+    ${files.map((f) => html`<${FileDiff} key=${f.path} file=${f} />`)}
+  </div>`
+}
+
+/** Mounted once in the chat view. */
+export function DiffDialog() {
+  const ref = useRef(null)
+  const target = shown.value
+  useEffect(() => {
+    const dialog = ref.current
+    if (target && !dialog.open) dialog.showModal()
+    if (!target && dialog.open) dialog.close()
+  }, [target])
+  const close = () => (shown.value = null)
+  return html`<dialog
+    ref=${ref}
+    class="chat-dialog diff-dialog"
+    aria-label="Changes"
+    onCancel=${(e) => (e.preventDefault(), close())}
+  >
+    ${
+      target &&
+      html`<header class="diff-head">
+          <h2>${target.title}</h2>
+          <button type="button" class="icon-button" aria-label="Close" onClick=${close}>×</button>
+        </header>
+        <${DiffBody} key=${`${target.sessionId}/${target.messageId}`} target=${target} />`
+    }
+  </dialog>`
+}
