@@ -9,6 +9,7 @@ service is killed, so the compaction is cut at its most fragile point (its model
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
 import signal
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 
 from desktop.agent.compaction import SUMMARY_HEADER
 from desktop.config import Settings
@@ -74,20 +76,33 @@ async def until_answer(service: Service, sid: str, text: str) -> None:
         await asyncio.sleep(0.05)
 
 
+@pytest.mark.parametrize("moment", ["summary", "step"])
 async def test_a_kill_9_during_compaction_leaves_a_session_that_goes_on_to_its_end(
-    settings: Settings, tmp_path: Path
+    settings: Settings, tmp_path: Path, moment: str
 ) -> None:
-    held = asyncio.Event()  # the first summary request is being answered
-    gate = asyncio.Event()  # ...and never goes on while the first service lives
+    """`summary`: killed while the summary streams (nothing compacted yet); `step`: killed
+    while the first request after the compaction event streams."""
+    held = asyncio.Event()  # the moment has come
+    gate = asyncio.Event()  # ...and its answer never goes on while the first service lives
     summaries = 0
+    compacted_steps = 0
 
     def route(body: Any) -> Reply | None:
-        nonlocal summaries
+        nonlocal summaries, compacted_steps
         if not is_summary(body):
-            return None
+            messages = body["messages"]
+            compacted = len(messages) > 1 and messages[1]["content"].startswith(SUMMARY_HEADER)
+            if moment != "step" or not compacted or not fake.replies:
+                return None
+            compacted_steps += 1
+            if compacted_steps > 1:
+                return None
+            # The scripted answer stays for the successor's request; this copy never ends.
+            held.set()
+            return dataclasses.replace(fake.replies[0], gate=gate, gate_after=1)
         summaries += 1
         reply = text_reply(SUMMARY)
-        if summaries == 1:
+        if moment == "summary" and summaries == 1:
             reply.gate, reply.gate_after = gate, 2
             held.set()
         return reply
@@ -142,7 +157,7 @@ async def test_a_kill_9_during_compaction_leaves_a_session_that_goes_on_to_its_e
             await stop_host(settings)
         assert fake.invalid_count == 0
         assert fake.overflows == []
-        assert summaries >= 2  # the cut one, and the successor's
+        assert summaries >= (2 if moment == "summary" else 1)  # a cut one is made again
         for request in fake.requests:
             messages = request.body["messages"]
             if is_summary(request.body) or len(messages) < 2:
