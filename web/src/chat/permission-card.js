@@ -2,11 +2,66 @@
 // what it would do (the command for shell, the diff for edit, the new content for write) and
 // Allow once / Allow for this session / Deny. Read from GET /permission when the session is
 // opened, so a wait survives reloads and restarts; the asked/replied events keep it current.
-// Everything shown came from the model: text only.
+// Everything shown came from the model: text only, and exactly what is approved: characters
+// that hide or reorder text (controls, bidi controls, zero-width) are shown as ⟨U+XXXX⟩ with a
+// warning, diffs keep their lines, and a command says how many lines it has.
 
 import { useState } from "preact/hooks"
 import { html } from "./html.js"
 import { useLinks } from "./job-links.js"
+
+// C0/C1 controls (not tab or newline), bidi controls and marks, zero-width and other
+// invisible format characters: each can make the card show something else than what runs.
+/* eslint-disable no-control-regex, no-misleading-character-class */
+const HIDDEN =
+  /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u00AD\u061C\u115F\u1160\u17B4\u17B5\u180E\u200B-\u200F\u2028-\u202E\u2060-\u206F\u3164\uFE00-\uFE0F\uFEFF\uFFA0\uFFF9-\uFFFB]/g
+/* eslint-enable no-control-regex, no-misleading-character-class */
+
+const codePoint = (ch) => `⟨U+${ch.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`
+
+/** `text` as pieces: plain runs, and each hidden character as its code point. */
+export function revealHidden(text) {
+  const source = String(text ?? "")
+  const pieces = []
+  let last = 0
+  for (const match of source.matchAll(HIDDEN)) {
+    if (match.index > last) pieces.push({ text: source.slice(last, match.index), hidden: false })
+    pieces.push({ text: codePoint(match[0]), hidden: true })
+    last = match.index + match[0].length
+  }
+  if (last < source.length) pieces.push({ text: source.slice(last), hidden: false })
+  return pieces
+}
+
+function strings(value, out = []) {
+  if (typeof value === "string") out.push(value)
+  else if (value && typeof value === "object") for (const v of Object.values(value)) strings(v, out)
+  return out
+}
+
+/** How many hidden characters the request holds, in everything the card shows. */
+export function hiddenCount(request) {
+  const text = strings([request.diff ?? "", request.input ?? {}]).join("\n")
+  return text.match(HIDDEN)?.length ?? 0
+}
+
+/** A command's line count and the empty lines it starts with (they push it out of view). */
+export function commandShape(command) {
+  const lines = String(command ?? "").split("\n")
+  let leading = 0
+  while (leading < lines.length - 1 && lines[leading].trim() === "") leading += 1
+  return { lines: lines.length, leading }
+}
+
+function Shown({ text }) {
+  return revealHidden(text).map((piece) =>
+    piece.hidden
+      ? html`<span class="permission-hidden" title="An invisible or direction-changing character"
+          >${piece.text}</span
+        >`
+      : piece.text,
+  )
+}
 
 /** A unified diff as lines, each tagged add/del/hunk/meta/context for colouring. */
 export function diffLines(diff) {
@@ -25,23 +80,47 @@ export function diffLines(diff) {
 function Diff({ diff }) {
   return html`<pre class="plain permission-diff">
 ${diffLines(diff).map(
-      (line) => html`<span class=${`diff-line diff-${line.kind}`}>${line.text} </span>`,
+      (line) =>
+        html`<span class=${`diff-line diff-${line.kind}`}
+          ><${Shown} text=${line.text} />${"\n"}</span
+        >`,
     )}</pre>`
+}
+
+function Command({ command }) {
+  const { lines, leading } = commandShape(command)
+  return html`${
+      lines > 1 &&
+      html`<div class="permission-meta">
+        ${lines} lines${leading > 0 && `, the first ${leading} empty`} (scroll to read all of it)
+      </div>`
+    }
+    <pre class="plain permission-command"><${Shown} text=${command} /></pre>`
 }
 
 function What({ request }) {
   const input = request.input ?? {}
-  if (request.tool === "shell")
-    return html`<pre class="plain permission-command">${input.command ?? ""}</pre>`
+  if (request.tool === "shell") return html`<${Command} command=${input.command ?? ""} />`
   const path = input.path ?? input.file_path ?? input.filePath
-  return html`${path && html`<div class="permission-path">${path}</div>`}
+  return html`${path && html`<div class="permission-path"><${Shown} text=${path} /></div>`}
   ${
     request.tool === "edit" && request.diff !== undefined && request.diff !== null
       ? html`<${Diff} diff=${request.diff} />`
       : request.diff !== undefined && request.diff !== null
-        ? html`<pre class="plain permission-content">${request.diff}</pre>`
-        : html`<pre class="plain permission-content">${JSON.stringify(input, null, 2)}</pre>`
+        ? html`<pre class="plain permission-content"><${Shown} text=${request.diff} /></pre>`
+        : html`<pre class="plain permission-content"><${Shown}
+            text=${JSON.stringify(input, null, 2)}
+          /></pre>`
   }`
+}
+
+function HiddenWarning({ request }) {
+  const count = hiddenCount(request)
+  if (count === 0) return null
+  return html`<p class="permission-warning" role="alert">
+    This call holds ${count} invisible or direction-changing character${count === 1 ? "" : "s"},
+    shown as ⟨U+…⟩: what runs may differ from how it reads.
+  </p>`
 }
 
 const REPLIES = [
@@ -49,6 +128,12 @@ const REPLIES = [
   ["session", "Allow for this session"],
   ["deny", "Deny"],
 ]
+
+/** "Allow for this session" allows the pattern the request carries (`git *`, `src/**`). */
+function replyLabel(reply, label, request) {
+  if (reply !== "session" || !request.pattern) return label
+  return html`Allow <code class="permission-pattern">${request.pattern}</code> for this session`
+}
 
 function PermissionCard({ request, sessionId }) {
   const links = useLinks()
@@ -73,6 +158,7 @@ function PermissionCard({ request, sessionId }) {
     <header class="permission-head">
       Allow <span class="permission-tool">${request.tool}</span>?
     </header>
+    <${HiddenWarning} request=${request} />
     <${What} request=${request} />
     ${error && html`<p class="form-error" role="alert">${error}</p>`}
     <div class="permission-buttons">
@@ -85,7 +171,7 @@ function PermissionCard({ request, sessionId }) {
             disabled=${busy}
             onClick=${() => answer(reply)}
           >
-            ${label}
+            ${replyLabel(reply, label, request)}
           </button>`,
       )}
     </div>
