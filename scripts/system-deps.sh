@@ -6,7 +6,8 @@ set -euo pipefail
 purpose=${1:-run}
 
 # Packages that `make run` needs (build the native module, the UI, show the Qt window).
-run_packages=(gcc python3-dev python3-venv nodejs npm
+# git: the checkpoints' shadow repositories (desktop/checkpoints) run it.
+run_packages=(gcc git python3-dev python3-venv nodejs npm
   libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxcb-xkb1
   libxcb-shape0 libxcb-randr0 libxcb-xinerama0 libxkbcommon-x11-0 libegl1 libgl1
   libfontconfig1 libdbus-1-3 libnss3 libxcomposite1 libxdamage1 libxrandr2 libxtst6
@@ -25,7 +26,7 @@ wanted=("${run_packages[@]}")
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
   # Not Debian: trust the developer's machine, but name the tools we will call.
-  for tool in cc node npm; do
+  for tool in cc git node npm; do
     command -v "$tool" >/dev/null 2>&1 || { echo "desk: missing '$tool' (install it with your package manager)" >&2; exit 1; }
   done
   exit 0

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from desktop.checkpoints import history
+import desktop.checkpoints.history as history
 from desktop.checkpoints.diff import FileChange, changed, with_patches
 from desktop.checkpoints.history import Step
 from desktop.checkpoints.revert import conflicts, write
