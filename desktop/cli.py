@@ -10,6 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from desktop import __version__
+from desktop.app.bundle_files import pin_bundle_files
 from desktop.config import Settings, load_settings
 
 
@@ -135,6 +136,8 @@ def _install_desktop_entry(remove: bool) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    # First of all: the PTY host and the service outlive upgrades of the files they run from.
+    pin_bundle_files()
     args = build_parser().parse_args(argv)
     _configure_logging(args.verbose)
     try:

@@ -310,6 +310,38 @@ def test_reinstalling_over_a_running_desk_keeps_its_terminal_and_its_agent_comma
         assert fake.invalid_count == 0
 
 
+def replace_file(path: Path, data: bytes) -> None:
+    """As dpkg installs a file: the new one is renamed over the name, and processes that run
+    from the old one keep it."""
+    new = path.with_name(f"{path.name}.dpkg-new")
+    new.write_bytes(data)
+    new.chmod(path.stat().st_mode)
+    os.replace(new, path)
+
+
+def test_a_running_desk_keeps_loading_its_own_code_after_its_files_are_replaced(
+    installed: Path, desk: Desk
+) -> None:
+    started = installed_desk(desk, "service", "start")
+    assert started.returncode == 0, started.stderr
+    registration = desk.registration()
+    url, token = str(registration["url"]), str(registration["token"])
+    assert api_call(url, token, "GET", "/api/pty") == []  # the PTY host runs, has spawned nothing
+    host = desk.settings.pty_host_registration_path.read_text()
+    executable = Path("/opt/desk/Desk")  # the bootloader, with the archive of Python modules
+    original = executable.read_bytes()
+    # An upgrade's archive holds other bytes at the offsets the running processes know.
+    replace_file(executable, original.translate(bytes(b ^ 0xFF for b in range(256))))
+    try:
+        # The host's first spawn loads its spawning module now, from the archive it started with.
+        terminal = create_terminal(url, token)
+        assert terminal["status"] == "running", terminal
+    finally:
+        replace_file(executable, original)
+    assert desk.settings.pty_host_registration_path.read_text() == host
+    api_call(url, token, "DELETE", f"/api/pty/{terminal['id']}")
+
+
 def test_removing_the_package_leaves_the_data_dir(installed: Path, desk: Desk) -> None:
     started = installed_desk(desk, "service", "start")
     assert started.returncode == 0, started.stderr
