@@ -84,8 +84,8 @@ def _decode_payload(view: memoryview) -> JsonFrame:
     try:
         text = str(view, "utf-8")
         message = json.loads(text)
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise ProtocolError(f"JSON frame is not valid UTF-8 JSON: {exc}") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ProtocolError(f"JSON frame is not valid UTF-8 JSON: {exc!s:.200}") from None
     if not isinstance(message, dict):
         raise ProtocolError("JSON frame must hold an object")
     return JsonFrame(message, text)

@@ -210,6 +210,6 @@ def parse_client_text(text: str) -> ClientMessage:
     """`parse_client_message` of a WebSocket text frame."""
     try:
         value = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python goes
         raise invalid(NOT_AN_OBJECT) from None
     return parse_client_message(value)
