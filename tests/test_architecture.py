@@ -30,8 +30,9 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imported_modules(path: Path) -> Iterator[str]:
-    """Every `desktop.*` module a file imports, wherever the import statement stands."""
+def imported_modules(path: Path, modules: set[str]) -> Iterator[str]:
+    """Every `desktop.*` module a file imports, wherever the import statement stands
+    (`from package import submodule` imports the submodule, not the package's door)."""
     package = module_name(path) if path.name == "__init__.py" else module_name(path.parent)
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
@@ -41,14 +42,15 @@ def imported_modules(path: Path) -> Iterator[str]:
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
-            yield base
-            yield from (f"{base}.{alias.name}" for alias in node.names)
+            for alias in node.names:
+                yield f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
 
 
 def import_graph() -> dict[str, set[str]]:
     files = {module_name(path): path for path in PACKAGE.rglob("*.py")}
+    names = set(files)
     return {
-        name: {module for module in imported_modules(path) if module in files and module != name}
+        name: {module for module in imported_modules(path, names) if module in files} - {name}
         for name, path in files.items()
     }
 
