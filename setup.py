@@ -29,4 +29,7 @@ class BuildPyWithWebUi(build_py):
 setup(
     cffi_modules=["native/pty_build.py:ffibuilder"],
     cmdclass={"build_py": BuildPyWithWebUi},
+    # The PTY module uses CPython's stable ABI (cffi, Py_LIMITED_API): one wheel serves Python
+    # 3.11 and newer on the platform it was built for.
+    options={"bdist_wheel": {"py_limited_api": "cp311"}},
 )
