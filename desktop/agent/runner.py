@@ -423,7 +423,8 @@ class SessionRunner:
         specs = self.tools.specs()
         instructions = await project_instructions(snap.directory)
         system = system_prompt(snap.directory, specs, instructions)
-        tools = [] if last else [ToolSpec(s["name"], s["description"], s["parameters"]) for s in specs]
+        every = [ToolSpec(s["name"], s["description"], s["parameters"]) for s in specs]
+        tools = [] if last else every
         client = self._client(profile)
         try:
             prepared = await self.fitter.prepare(
