@@ -49,6 +49,7 @@ from desktop.agent.permissions import Permissions
 from desktop.agent.prompt import system_prompt
 from desktop.agent.settle import RESTART_NOTICE, JobFinder, settle
 from desktop.agent.step import StepInput, run_step
+from desktop.agent.subagent import offers_subagent
 from desktop.agent.title import DEFAULT_TITLE, title_from_prompt
 from desktop.agent.tools_exec import ToolRunner, TurnFlags
 from desktop.checkpoints import Checkpoints, TurnTracker
@@ -420,7 +421,7 @@ class SessionRunner:
                 deliveries,
             )
             return None
-        specs = self.tools.specs()
+        specs = await self._specs(session_id)
         instructions = await project_instructions(snap.directory)
         system = system_prompt(snap.directory, specs, instructions)
         every = [ToolSpec(s["name"], s["description"], s["parameters"]) for s in specs]
@@ -497,11 +498,18 @@ class SessionRunner:
         snap = await self.store.read(lambda c: history.read(c, session_id))
         if snap is None:
             raise LookupError("No such session.")
-        specs = self.tools.specs()
+        specs = await self._specs(session_id)
         instructions = await project_instructions(snap.directory)
         system = system_prompt(snap.directory, specs, instructions)
         tools = [ToolSpec(s["name"], s["description"], s["parameters"]) for s in specs]
         await self.fitter.manual(session_id, profile, self._client(profile), system, tools)
+
+    async def _specs(self, session_id: str) -> list[dict[str, Any]]:
+        """The tools offered to the session: `subagent` only above the nesting limit."""
+        specs = self.tools.specs()
+        if await self.store.read(lambda c: offers_subagent(c, session_id)):
+            return specs
+        return [s for s in specs if s["name"] != "subagent"]
 
     def _title(self, session_id: str) -> None:
         task = asyncio.get_running_loop().create_task(self._set_title(session_id))

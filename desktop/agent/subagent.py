@@ -7,7 +7,9 @@ import sqlite3
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from desktop.agent.permissions import lineage
 from desktop.events import history
+from desktop.store import sessions as q
 from desktop.store.db import Store
 from desktop.tools.base import Tool, ToolContext, ToolError, ToolResult
 from desktop.tools.shell import ShellContext
@@ -21,6 +23,18 @@ OnBackground = Callable[[ShellContext, str, str], Awaitable[None]]
 # (POST /api/session/{id}/background); True when it was moved (its answer becomes a notice).
 OnForeground = Callable[[ShellContext, str, str], Awaitable[bool]]
 
+MAX_DEPTH = 1  # how deep subagents nest: a session this deep is not offered the tool
+
+
+def depth_of(conn: sqlite3.Connection, session_id: str) -> int:
+    """How many ancestors the session has (a broken chain counts as too deep)."""
+    chain = lineage(conn, session_id)
+    return MAX_DEPTH if chain is None else len(chain) - 1
+
+
+def offers_subagent(conn: sqlite3.Connection, session_id: str) -> bool:
+    return depth_of(conn, session_id) < MAX_DEPTH
+
 
 class SubagentTool(Tool):
     """The child is an ordinary session with `parent_id`, so its whole work is visible and
@@ -29,13 +43,18 @@ class SubagentTool(Tool):
     the restart settles the parent's call (background subagents that survive a restart are the
     background-jobs module's). With `on_foreground`, the wait is a job the person can move to
     the background: the call then returns at once and the child's answer arrives as a notice.
+
+    Children are limited in depth (`MAX_DEPTH`, default 1: a child is not offered `subagent`,
+    and a call from one is refused), and a child can be continued: `session_id` names one of
+    the calling session's children, which gets the new prompt on top of its own history.
     """
 
     name = "subagent"
     description = (
         "Hand a self-contained task to a helper agent working in a child session with the "
         "same tools and folder. It starts with no memory of this conversation: say everything "
-        "it needs in `prompt`. Returns the helper's final answer."
+        "it needs in `prompt`. Returns the helper's final answer and its session id; pass "
+        "that id as `session_id` to give the same helper a follow-up (it keeps its history)."
     )
     parameters = {
         "type": "object",
@@ -45,6 +64,11 @@ class SubagentTool(Tool):
             "background": {
                 "type": "boolean",
                 "description": "Return at once; the helper's answer arrives later",
+            },
+            "session_id": {
+                "type": "string",
+                "minLength": 1,
+                "description": "Continue this earlier helper (its session id) instead of a new one",
             },
         },
         "required": ["description", "prompt"],
@@ -73,7 +97,29 @@ class SubagentTool(Tool):
         if not isinstance(ctx, ShellContext) or not ctx.session_id:
             raise TypeError("subagent needs the calling session")
         description = str(args["description"])[:200]
-        child = await self.create_child(ctx.session_id, description, str(ctx.root))
+        parent = ctx.session_id
+        existing = args.get("session_id")
+
+        def check(conn: sqlite3.Connection) -> str | None:
+            if not offers_subagent(conn, parent):
+                return (
+                    f"helpers cannot start helpers (subagents nest at most {MAX_DEPTH} deep); "
+                    "do the work yourself"
+                )
+            if existing is None:
+                return None
+            found = q.get_session(conn, str(existing))
+            if found is None or found.get("parent_id") != parent:
+                return f"{existing} is not a helper of this session; leave session_id out"
+            return None
+
+        problem = await self.store.read(check)
+        if problem is not None:
+            raise ToolError(problem)
+        if existing is None:
+            child = await self.create_child(parent, description, str(ctx.root))
+        else:
+            child = str(existing)
         await self.prompt(child, str(args["prompt"]))
         if args.get("background") and self.on_background is not None:
             await self.on_background(ctx, child, description)
@@ -104,8 +150,9 @@ class SubagentTool(Tool):
             message = error.get("message") if isinstance(error, dict) else None
             return history.last_assistant_text(snap.messages), message
 
-        text, error = await self.store.run(lambda: read(self.store.connection()))
+        text, error = await self.store.read(read)
         meta = {"session_id": child}
         if error and not text:
-            raise ToolError(f"the subagent failed: {error}")
-        return ToolResult(text or "(the subagent gave no answer)", metadata=meta)
+            raise ToolError(f"the subagent failed: {error} (session_id {child})")
+        answer = text or "(the subagent gave no answer)"
+        return ToolResult(f"{answer}\n\n(helper session_id: {child})", metadata=meta)

@@ -317,7 +317,7 @@ async def test_subagent_runs_a_child_session_whose_last_answer_is_the_result(
     assert child["status"] == "idle"
     third = fake.requests[2].body["messages"]
     result = next(m for m in third if m["role"] == "tool")
-    assert result["content"] == "child says 3"
+    assert result["content"] == f"child says 3\n\n(helper session_id: {child['id']})"
     assert fake.invalid_count == 0
     assert types(await log(agent, auth, child["id"]))[0] == "session.created"
 
