@@ -121,6 +121,7 @@ def swapping(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
                     os.symlink(target, ws / name)  # the link takes the name
                     os.unlink(ws / name)
                     os.rename(real, ws / name)  # the real one takes it back
+                    stop.wait(0.0002)  # holds the name a moment, so some calls get through
                     os.rename(ws / name, real)
 
     interval = sys.getswitchinterval()
