@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 from desktop.config import Settings
 from tests.support.wait import wait_until
@@ -79,16 +80,17 @@ def test_token_never_logged_by_login(settings: Settings) -> None:
     assert str(ready["token"]) not in proc.stderr.read()
 
 
-def test_port_in_use_is_a_clear_error(settings: Settings) -> None:
+def test_port_in_use_is_a_clear_error(settings: Settings, tmp_path: Path) -> None:
     proc, ready = start_serve(settings)
     try:
         port = str(ready["url"]).rsplit(":", 1)[1]
+        # Another data dir: the same one would be refused before the port is tried.
         second = subprocess.run(
             [sys.executable, "-m", "desktop", "serve", "--port", port],
             capture_output=True,
             text=True,
             timeout=20,
-            env={**os.environ, "DESK_DATA_DIR": str(settings.data_dir)},
+            env={**os.environ, "DESK_DATA_DIR": str(tmp_path / "other-data")},
         )
         assert second.returncode == 2
         assert "cannot listen" in second.stderr
