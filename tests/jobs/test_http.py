@@ -24,6 +24,7 @@ from tests.support.host import stop_host
 from tests.support.service import Service as Served
 from tests.support.service import serve
 from tests.support.sessions import recorded_jobs
+from tests.support.wait import wait_for
 
 DEADLINE = 30.0
 
@@ -54,13 +55,7 @@ async def call(served: Served, method: str, path: str, body: object = None) -> A
 
 
 async def eventually(check: Any, what: str) -> Any:
-    deadline = asyncio.get_running_loop().time() + DEADLINE
-    while True:
-        value = await check()
-        if value:
-            return value
-        assert asyncio.get_running_loop().time() < deadline, f"never: {what}"
-        await asyncio.sleep(0.05)
+    return await wait_for(check, DEADLINE, f"never: {what}", 0.05)
 
 
 async def answered(served: Served, sid: str, text: str) -> list[dict[str, Any]] | None:
@@ -176,6 +171,8 @@ async def test_a_background_command_killed_with_the_pty_host_is_reported_cancell
         await stop_host(settings)
 
 
+@pytest.mark.soak
+@pytest.mark.timeout(300)  # twenty kill -9 rounds: 60-120 s on a loaded machine
 async def test_soak_kill_9_at_random_points_of_a_background_heavy_conversation(
     settings: Settings, fake: FakeProvider, tmp_path: Path
 ) -> None:

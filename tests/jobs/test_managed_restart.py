@@ -16,6 +16,7 @@ import pytest
 
 from tests.support.desk import Desk, cleanup, desk_argv, make_desk
 from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
+from tests.support.wait import wait_for
 
 DEADLINE = 60.0
 
@@ -45,7 +46,10 @@ async def test_desk_service_restart_run_by_the_agent_completes_with_exit_0(
     managed: Desk, tmp_path: Path
 ) -> None:
     async with FakeProvider() as fake:
-        restart = " ".join(shlex.quote(a) for a in [*desk_argv(), "service", "restart"])
+        # The agent's commands carry none of Desk's settings: the command names its dirs.
+        dirs = ["--data-dir", str(managed.data_dir), "--runtime-dir", str(managed.runtime_dir)]
+        argv = [*desk_argv(), *dirs, "service", "restart"]
+        restart = " ".join(shlex.quote(a) for a in argv)
         fake.script(
             tool_call_reply(Call("call_restart", "shell", {"command": restart})),
             text_reply("Restarted."),
@@ -67,17 +71,15 @@ async def test_desk_service_restart_run_by_the_agent_completes_with_exit_0(
         sid = (await api(managed, "POST", "/api/session", {"directory": str(work)}))["id"]
         await api(managed, "POST", f"/api/session/{sid}/prompt", {"text": "restart desk"})
 
-        deadline = asyncio.get_running_loop().time() + DEADLINE
         messages: list[dict[str, Any]] = []
-        while True:
-            assert asyncio.get_running_loop().time() < deadline, f"no answer: {messages}"
-            await asyncio.sleep(0.1)
+
+        async def answered() -> bool:
             try:
                 if managed.registration()["pid"] == first["pid"]:
-                    continue
-                messages = await api(managed, "GET", f"/api/session/{sid}/message?limit=200")
+                    return False
+                messages[:] = await api(managed, "GET", f"/api/session/{sid}/message?limit=200")
             except (OSError, ValueError, aiohttp.ClientError):
-                continue  # between the two services
+                return False  # between the two services
             answers = [
                 p["text"]
                 for m in messages
@@ -85,8 +87,9 @@ async def test_desk_service_restart_run_by_the_agent_completes_with_exit_0(
                 for p in m["content"]
                 if p["type"] == "text"
             ]
-            if "Restarted." in answers:
-                break
+            return "Restarted." in answers
+
+        await wait_for(answered, DEADLINE, lambda: f"no answer: {messages}", 0.1)
         (part,) = [
             p
             for m in messages

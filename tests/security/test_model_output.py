@@ -13,7 +13,9 @@ from desktop.agent import runner as runner_module
 from desktop.config import Settings
 from desktop.provider.stream import TextDelta, ToolCall, parse_stream
 from desktop.server.app import create_app
-from tests.server.runner_support import (
+from tests.support.app import TOKEN, ClientFactory
+from tests.support.fake_provider import FakeProvider, text_reply
+from tests.support.runner import (
     configure,
     log,
     messages,
@@ -22,8 +24,6 @@ from tests.server.runner_support import (
     until_event,
     until_idle,
 )
-from tests.support.app import TOKEN, ClientFactory
-from tests.support.fake_provider import FakeProvider, text_reply
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 

@@ -21,7 +21,10 @@ from aiohttp.test_utils import TestClient
 
 from desktop.config import Settings
 from desktop.server.app import create_app
-from tests.server.runner_support import (
+from tests.support.app import TOKEN, ClientFactory
+from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
+from tests.support.host import stop_host
+from tests.support.runner import (
     configure,
     messages,
     new_session,
@@ -29,9 +32,6 @@ from tests.server.runner_support import (
     until_event,
     until_idle,
 )
-from tests.support.app import TOKEN, ClientFactory
-from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
-from tests.support.host import stop_host
 from tests.support.wait import wait_for
 
 HOOK = ".git/hooks/post-checkout"

@@ -18,15 +18,6 @@ from desktop.agent.fitting import COMPACTION_FAILED
 from desktop.config import Settings
 from desktop.server.app import create_app
 from tests.server.conftest import TOKEN, ClientFactory
-from tests.server.runner_support import (
-    configure,
-    log,
-    messages,
-    new_session,
-    prompt,
-    until_event,
-    until_idle,
-)
 from tests.support.fake_provider import (
     Call,
     FakeProvider,
@@ -35,6 +26,15 @@ from tests.support.fake_provider import (
     overflow_answer,
     text_reply,
     tool_call_reply,
+)
+from tests.support.runner import (
+    configure,
+    log,
+    messages,
+    new_session,
+    prompt,
+    until_event,
+    until_idle,
 )
 
 WINDOW = 8000

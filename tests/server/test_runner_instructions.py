@@ -11,8 +11,8 @@ from aiohttp.test_utils import TestClient
 from desktop.config import Settings
 from desktop.server.app import create_app
 from tests.server.conftest import TOKEN, ClientFactory
-from tests.server.runner_support import configure, new_session, prompt, until_event, until_idle
 from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
+from tests.support.runner import configure, new_session, prompt, until_event, until_idle
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 

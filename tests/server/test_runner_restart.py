@@ -26,9 +26,10 @@ from desktop.config import Settings
 from desktop.jobs.host import ShellJobs
 from desktop.process.liveness import is_alive
 from desktop.ptyhost.hostfiles import read_host_registration
-from tests.server.runner_support import DEADLINE, configure
 from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
 from tests.support.host import stop_host
+from tests.support.runner import DEADLINE, configure
+from tests.support.wait import wait_for
 
 SEED = "sleep 5; echo done-$((6*7))"
 
@@ -73,27 +74,28 @@ async def start(log: Path) -> Service:
 
 
 async def until(service: Service, sid: str, kind: str, count: int = 1, **match: Any) -> list[Any]:
-    deadline = asyncio.get_running_loop().time() + DEADLINE
-    while True:
-        events = await service.get(f"/api/session/{sid}/log")
-        found = [
+    seen: list[Any] = []
+
+    async def found() -> list[Any] | None:
+        seen[:] = await service.get(f"/api/session/{sid}/log")
+        matching = [
             e
-            for e in events
+            for e in seen
             if e["type"] == kind and all(e["data"].get(k) == v for k, v in match.items())
         ]
-        if len(found) >= count:
-            return list(events)
-        assert asyncio.get_running_loop().time() < deadline, [e["type"] for e in events]
-        await asyncio.sleep(0.05)
+        return list(seen) if len(matching) >= count else None
+
+    return await wait_for(found, DEADLINE, lambda: [e["type"] for e in seen], 0.05)  # type: ignore[no-any-return]
 
 
 async def until_job_running(settings: Settings, sid: str, call_id: str) -> None:
     jobs = ShellJobs.for_settings(settings)
     try:
-        deadline = asyncio.get_running_loop().time() + DEADLINE
-        while (await jobs.find_job(sid, call_id)).status != "running":
-            assert asyncio.get_running_loop().time() < deadline, "the job never ran"
-            await asyncio.sleep(0.05)
+
+        async def running() -> bool:
+            return (await jobs.find_job(sid, call_id)).status == "running"
+
+        await wait_for(running, DEADLINE, "the job to run", 0.05)
     finally:
         await jobs.close()
 
@@ -197,10 +199,7 @@ async def test_with_the_pty_host_killed_too_the_part_ends_interrupted_and_the_no
     assert registration is not None
     await first.kill()
     os.kill(registration.pid, signal.SIGKILL)
-    deadline = asyncio.get_running_loop().time() + DEADLINE
-    while is_alive(registration.pid):
-        assert asyncio.get_running_loop().time() < deadline
-        await asyncio.sleep(0.02)
+    await wait_for(lambda: not is_alive(registration.pid), DEADLINE, "the PTY host gone", 0.02)
     second = await start(tmp_path / "service.log")
     try:
         events = await until(second, sid, "session.step.ended", count=2)

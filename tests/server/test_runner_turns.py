@@ -16,16 +16,6 @@ from desktop.config import Settings
 from desktop.server.app import create_app
 from desktop.server.appkeys import ENGINE
 from tests.server.conftest import TOKEN, ClientFactory
-from tests.server.runner_support import (
-    configure,
-    log,
-    messages,
-    new_session,
-    prompt,
-    types,
-    until_event,
-    until_idle,
-)
 from tests.support.fake_provider import (
     Call,
     FakeProvider,
@@ -34,6 +24,16 @@ from tests.support.fake_provider import (
     error_reply,
     text_reply,
     tool_call_reply,
+)
+from tests.support.runner import (
+    configure,
+    log,
+    messages,
+    new_session,
+    prompt,
+    types,
+    until_event,
+    until_idle,
 )
 
 

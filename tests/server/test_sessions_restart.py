@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import pytest
 
 from desktop.config import Settings
 from desktop.store.migrations import MIGRATIONS
@@ -143,6 +144,7 @@ class Writer(threading.Thread):
                 return  # the service was killed
 
 
+@pytest.mark.soak
 def test_kill_9_in_a_loop_while_writing_leaves_a_consistent_database(
     settings: Settings, tmp_path: Path
 ) -> None:

@@ -4,6 +4,7 @@ slow subscribers cut off with a resync, a leaving client ends its stream quietly
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from desktop.server.appkeys import EVENTS
 from desktop.store.log import Event
 from tests.support.sessions import publish_app
 from tests.support.sse import durable_events, next_event, stream_ended
+from tests.support.wait import wait_for
 
 
 async def new_session(client: TestClient, auth: dict[str, str]) -> str:
@@ -178,12 +180,13 @@ async def test_a_client_that_leaves_ends_its_stream_without_a_traceback(
     assert client.app[EVENTS].subscriber_count == 1
     stream.close()
     fan = client.app[EVENTS]
-    for i in range(200):  # the server writes until it notices the peer is gone
-        await publish_app(client.app, sid, prompt(i))
-        if fan.subscriber_count == 0:
-            break
-        await asyncio.sleep(0.01)
-    assert fan.subscriber_count == 0
+    published = itertools.count()
+
+    async def gone() -> bool:  # the server writes until it notices the peer is gone
+        await publish_app(client.app, sid, prompt(next(published)))
+        return bool(fan.subscriber_count == 0)
+
+    await wait_for(gone, what="the stream to notice the client left")
     noisy = [r for r in caplog.records if r.levelno >= logging.WARNING or r.exc_info]
     assert noisy == [], [r.getMessage() for r in noisy]
 

@@ -9,7 +9,9 @@ package's conftest or another test module.
 - host: a real PTY host per test (fixtures `start_host`, `host`), stopping it, its readers
 - terminals: terminal routes of the in-process app (create, connect, error bodies)
 - app: the in-process app's test token and aiohttp's client factory
-- service: a real `desk serve` subprocess (restart, stop, kill -9, API calls)
+- service: a real `desk serve` subprocess (restart, stop, kill -9, API calls, emptied for
+  the next test when a module shares it)
+- runner: the agent in an in-process service on the strict fake (prompt, wait on the log)
 - desk: the `desk` CLI on private dirs, and API calls to the service it starts
 - xvfb: a private X display; window: the `desk` window under it with its probe
 - chromium: Debian's Chromium for Playwright and signing a page in

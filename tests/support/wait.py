@@ -1,8 +1,9 @@
 """The one polling helper, in a blocking and an event-loop flavour.
 
 Tests wait on conditions, never on sleeps: both flavours ask `condition` until it answers
-something truthy, return that answer, and fail with `what` after the deadline. The async
-flavour also accepts a condition that returns an awaitable (a round trip to a process)."""
+something truthy, return that answer, and fail with `what` after the deadline. `what` may be
+a function, asked only on failure (to say what was seen instead). The async flavour also
+accepts a condition that returns an awaitable (a round trip to a process)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,17 @@ from typing import Any
 
 DEADLINE = 15.0
 
+What = str | Callable[[], object]
+
+
+def _say(what: What, condition: object) -> object:
+    if callable(what):
+        return what()
+    return what or condition
+
 
 def wait_until(
-    condition: Callable[[], Any], timeout: float = 10.0, interval: float = 0.02, what: str = ""
+    condition: Callable[[], Any], timeout: float = 10.0, interval: float = 0.02, what: What = ""
 ) -> Any:
     """Poll `condition` until it returns something truthy; fail after `timeout` seconds."""
     deadline = time.monotonic() + timeout
@@ -25,14 +34,14 @@ def wait_until(
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"not met within {timeout}s: {what or condition}")
+            raise AssertionError(f"not met within {timeout}s: {_say(what, condition)}")
         time.sleep(interval)
 
 
 async def wait_for(
     condition: Callable[[], object | Awaitable[object]],
     within: float = DEADLINE,
-    what: str = "",
+    what: What = "",
     interval: float = 0.01,
 ) -> Any:
     """Poll `condition` on the loop until truthy (awaiting it when it returns an awaitable);
@@ -45,5 +54,5 @@ async def wait_for(
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or condition}")
+            raise AssertionError(f"timed out waiting for {_say(what, condition)}")
         await asyncio.sleep(interval)

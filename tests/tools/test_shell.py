@@ -46,10 +46,7 @@ async def until_running(jobs: ShellJobs, call_id: str = "call_1") -> None:
     async def running() -> bool:
         return (await jobs.find_job(SESSION, call_id)).status == "running"
 
-    deadline = asyncio.get_running_loop().time() + DEADLINE
-    while not await running():
-        assert asyncio.get_running_loop().time() < deadline, "the job never ran"
-        await asyncio.sleep(0.01)
+    await wait_for(running, DEADLINE, "the job to run")
 
 
 # ----- results --------------------------------------------------------------------------
