@@ -2,13 +2,12 @@
 
 Usage: python scripts/build_deb.py BUNDLE OUT_DIR   (BUNDLE: the one-folder dist/Desk)
 
-The package holds the bundle under /opt/desk, /usr/bin/desk (a symlink to it), desk.desktop
-and the icon (SVG, and PNGs rendered with rsvg-convert), and a postrm that removes what is
-left of /opt/desk on removal. Its Depends are the Debian packages
-of the shared libraries the bundle's programs and libraries link but do not carry, found with
-readelf, ldconfig and dpkg on the build machine, and those whose data files the carried
-libraries read. Run it with the venv's Python (it reads the
-version and the desktop entry from the `desktop` package). Prints the .deb's path.
+The package holds the bundle under /opt/desk, /usr/bin/desk (a symlink to it), desk.desktop,
+the icon (SVG, and PNGs rendered with rsvg-convert) and a postrm that removes what is left of
+/opt/desk on removal. Its Depends are the Debian packages of the shared libraries the bundle
+links but does not carry (found with readelf, ldconfig and dpkg on the build machine) and of
+the data files its libraries read. Run it with the venv's Python: it reads the version and
+the desktop entry from the `desktop` package. Prints the .deb's path.
 """
 
 from __future__ import annotations
