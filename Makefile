@@ -17,8 +17,8 @@ run: setup
 
 test: setup-test lint typecheck jstest pytest
 
-# The quick loop while working: lint, types and every test that needs no browser, window or
-# bundle (those run in `make test`).
+# The quick loop while working: lint, types and every test that needs no browser, window,
+# bundle or soak, on two workers (`make test` runs them all).
 check: setup lint typecheck fast-tests
 
 # Rewrites what ruff can mend by itself (lint fixes, then formatting).
@@ -75,11 +75,12 @@ typecheck: $(STAMPS)/venv
 jstest: web/node_modules/.package-lock.json
 	cd web && npm test --silent
 
+# Every test, then the ten slowest.
 pytest: setup-test
-	$(BIN)/pytest -q --durations=20
+	$(BIN)/pytest -q --durations=10
 
 fast-tests: setup
-	$(BIN)/pytest -q -m "not browser and not desktop and not package"
+	$(BIN)/pytest -q -n 2 -m "not browser and not desktop and not package and not soak"
 
 # The one-folder bundle (dist/Desk/Desk) and the Debian package made from it
 # (dist/desk_<version>_<arch>.deb, scripts/build_deb.py).

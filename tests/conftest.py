@@ -19,7 +19,14 @@ TESTS = Path(__file__).resolve().parent
 # Every test under these folders, or using these fixtures, carries the marker, whether or not
 # its module says so (`make check` leaves them out by marker).
 FOLDER_MARKERS = {TESTS / "browser": "browser", TESTS / "desktop": "desktop"}
-FIXTURE_MARKERS = {"playwright_instance": "browser", "xvfb": "desktop"}
+BROWSER_FIXTURES = (
+    "page",
+    "browser",
+    "browser_context",
+    "persistent_context",
+    "playwright_instance",
+)
+FIXTURE_MARKERS = {**dict.fromkeys(BROWSER_FIXTURES, "browser"), "xvfb": "desktop"}
 
 # The session's background bundle build (tests/support/bundle.py), when package tests run.
 BUNDLE_WANTED = pytest.StashKey[bool]()
