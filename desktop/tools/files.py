@@ -76,11 +76,40 @@ def _open_regular(ctx: ToolContext, raw: str, path: Path) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
+def _list_folder(ctx: ToolContext, raw: str, path: Path, offset: int, limit: int) -> ToolResult:
+    """A folder's entries, sorted, folders with a trailing `/` (what `read` of a folder
+    answers); entries a deny rule keeps from the agent are left out."""
+    fd = open_dir_beneath(ctx, path)
+    try:
+        names = sorted(os.listdir(fd))
+        entries = []
+        for name in names:
+            if ctx.is_hidden(path / name):
+                continue
+            try:
+                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                continue
+            entries.append(name + "/" if stat.S_ISDIR(info.st_mode) else name)
+    finally:
+        os.close(fd)
+    shown = entries[offset - 1 : offset - 1 + limit]
+    if not shown:
+        text = "(empty folder)" if not entries else f"{raw} has fewer than {offset} entries"
+        return ToolResult(text, metadata={"path": ctx.display(path), "entries": len(entries)})
+    output = "\n".join(shown)
+    last = offset + len(shown) - 1
+    if last < len(entries):
+        output += f"\n({len(entries) - last} more entries; continue with offset={last + 1})"
+    return ToolResult(output, metadata={"path": ctx.display(path), "entries": len(entries)})
+
+
 class ReadTool(Tool):
     name = "read"
     description = (
         "Read a text file of the workspace. Returns numbered lines (line number, a tab, the "
-        "line). Use offset (1-based line) and limit to page through long files."
+        "line). Use offset (1-based line) and limit to page through long files. A folder "
+        "answers its entries (folders end with /)."
     )
     parameters = {
         "type": "object",
@@ -106,6 +135,8 @@ class ReadTool(Tool):
         path = confine(ctx, raw)
         if ctx.is_hidden(path):
             raise ToolError(f"{raw} is kept from the agent by a permission rule (a secret file)")
+        if path.is_dir():
+            return _list_folder(ctx, raw, path, offset, limit)
         lines: list[str] = []
         size = 0
         more = False

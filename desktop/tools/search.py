@@ -1,10 +1,11 @@
 """`glob` and `grep`: finding files and lines in the workspace.
 
-`grep` runs ripgrep when it is installed (fast, honours .gitignore) and falls back to a
-Python walk otherwise; both print `path:line:text` with paths relative to the workspace
-and skip `.git` and binary files, so the model sees the same shape either way. Desk's
-private dirs are never searched: when one lies in the folder, the Python walk (which skips
-it) runs instead of ripgrep.
+`grep` runs ripgrep when it is installed and falls back to a Python walk otherwise; both
+print `path:line:text` with paths relative to the workspace, skip `.git` and binary files,
+and follow the project's `.gitignore` files and the global excludes (desktop/tools/ignore.py)
+unless the model asks for ignored files (`include_ignored`), so the model sees the same
+either way. Desk's private dirs are never searched: when one lies in the folder, the Python
+walk (which skips it) runs instead of ripgrep.
 """
 
 from __future__ import annotations
@@ -29,12 +30,17 @@ from desktop.tools.base import (
     open_beneath,
     private_within,
 )
+from desktop.tools.ignore import glob_regex, walk
 
 GLOB_LIMIT = 1000
 GREP_LIMIT = 500  # matching lines shown
 GREP_LINE_LIMIT = 500  # characters shown of one line
 GREP_TIMEOUT = 30.0
-SKIP_DIRS = frozenset({".git", ".hg", ".svn"})
+IGNORED_NOTE = "ignored files (.gitignore) were skipped; set include_ignored to include them"
+INCLUDE_IGNORED = {
+    "type": "boolean",
+    "description": "Also search files the project's .gitignore ignores (node_modules, builds)",
+}
 
 
 def _search_root(ctx: ToolContext, raw: str | None) -> Path:
@@ -44,22 +50,28 @@ def _search_root(ctx: ToolContext, raw: str | None) -> Path:
 class GlobTool(Tool):
     name = "glob"
     description = (
-        "Find files of the workspace by glob pattern (`**/*.py`, `src/*.ts`), newest first."
+        "Find files of the workspace by glob pattern (`**/*.py`, `src/*.ts`), newest first. "
+        "Files the project's .gitignore ignores are skipped unless include_ignored is true."
     )
     parameters = {
         "type": "object",
         "properties": {
             "pattern": {"type": "string", "minLength": 1},
             "path": {"type": "string", "description": "Folder to search (default: workspace)"},
+            "include_ignored": INCLUDE_IGNORED,
         },
         "required": ["pattern"],
         "additionalProperties": False,
     }
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        return await asyncio.to_thread(self._glob, ctx, args["pattern"], args.get("path"))
+        return await asyncio.to_thread(
+            self._glob, ctx, args["pattern"], args.get("path"), args.get("include_ignored", False)
+        )
 
-    def _glob(self, ctx: ToolContext, pattern: str, raw: str | None) -> ToolResult:
+    def _glob(
+        self, ctx: ToolContext, pattern: str, raw: str | None, include_ignored: bool = False
+    ) -> ToolResult:
         base = _search_root(ctx, raw)
         if not base.is_dir():
             raise ToolError(f"{raw} is not a folder")
@@ -67,38 +79,46 @@ class GlobTool(Tool):
             raise ToolError("pattern must be relative to the folder and must not contain ..")
         found: list[tuple[float, str]] = []
         total = 0
-        try:
-            matches = base.glob(pattern)
-            for match in matches:
-                if SKIP_DIRS.intersection(match.relative_to(base).parts) or not match.is_file():
-                    continue
-                try:
-                    real = confine(ctx, str(match))  # a symlink may point outside
-                    mtime = real.stat().st_mtime
-                except (ToolError, OSError):
-                    continue
-                if ctx.is_hidden(real) or ctx.is_hidden(match.absolute()):
-                    continue
-                total += 1
-                if len(found) < GLOB_LIMIT * 4:
-                    found.append((mtime, ctx.display(match.absolute())))
-        except ValueError as exc:  # an invalid pattern, e.g. `**` inside a name
-            raise ToolError(f"invalid pattern: {exc}") from exc
+        skipped = False
+        matches = glob_regex(pattern)
+        files = walk(
+            base,
+            respect_ignores=not include_ignored,
+            skip_dir=lambda path: is_private(ctx, path),
+        )
+        for match, ignored in files:
+            if ignored:
+                skipped = True
+                continue
+            if not matches.match(match.relative_to(base).as_posix()):
+                continue
+            try:
+                real = confine(ctx, str(match))  # a symlink may point outside
+                info = real.stat()
+            except (ToolError, OSError):
+                continue
+            if not stat.S_ISREG(info.st_mode) or ctx.is_hidden(real) or ctx.is_hidden(match):
+                continue
+            total += 1
+            if len(found) < GLOB_LIMIT * 4:
+                found.append((info.st_mtime, ctx.display(match)))
         found.sort(key=lambda item: (-item[0], item[1]))
         shown = [path for _, path in found[:GLOB_LIMIT]]
+        note = f"\n({IGNORED_NOTE})" if skipped and (not shown or total > len(shown)) else ""
         if not shown:
-            return ToolResult("No files found", metadata={"count": 0})
+            return ToolResult("No files found" + note, metadata={"count": 0})
         output = "\n".join(shown)
         if total > len(shown):
             output += f"\n({total - len(shown)} more not shown; narrow the pattern)"
-        return ToolResult(output, metadata={"count": total})
+        return ToolResult(output + note, metadata={"count": total, "truncated": total > len(shown)})
 
 
 class GrepTool(Tool):
     name = "grep"
     description = (
         "Search file contents of the workspace with a regular expression. Prints "
-        "path:line:text for each matching line. `glob` limits the files (`*.py`)."
+        "path:line:text for each matching line. `glob` limits the files (`*.py`). Files the "
+        "project's .gitignore ignores are skipped unless include_ignored is true."
     )
     parameters = {
         "type": "object",
@@ -106,6 +126,7 @@ class GrepTool(Tool):
             "pattern": {"type": "string", "minLength": 1, "description": "Regular expression"},
             "path": {"type": "string", "description": "File or folder (default: workspace)"},
             "glob": {"type": "string", "description": "Only files matching this glob"},
+            "include_ignored": INCLUDE_IGNORED,
         },
         "required": ["pattern"],
         "additionalProperties": False,
@@ -117,27 +138,35 @@ class GrepTool(Tool):
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         pattern: str = args["pattern"]
         glob: str | None = args.get("glob")
+        every = bool(args.get("include_ignored", False))
         target, root = await asyncio.to_thread(_grep_target, ctx, args.get("path"))
         if self.ripgrep and not private_within(ctx, target):
-            lines, total = await self._ripgrep(ctx, root, pattern, target, glob)
+            lines, total = await self._ripgrep(ctx, root, pattern, target, glob, every)
         else:
-            lines, total = await asyncio.to_thread(_python_grep, ctx, pattern, target, glob)
+            lines, total = await asyncio.to_thread(_python_grep, ctx, pattern, target, glob, every)
         if not lines:
             return ToolResult("No matches found", metadata={"count": 0})
         output = "\n".join(lines)
         if total > len(lines):
             output += f"\n({total - len(lines)} more matching lines not shown; narrow the search)"
-        return ToolResult(output, metadata={"count": total})
+        return ToolResult(output, metadata={"count": total, "truncated": total > len(lines)})
 
     async def _ripgrep(
-        self, ctx: ToolContext, root: Path, pattern: str, target: Path, glob: str | None
+        self,
+        ctx: ToolContext,
+        root: Path,
+        pattern: str,
+        target: Path,
+        glob: str | None,
+        include_ignored: bool = False,
     ) -> tuple[list[str], int]:
         assert self.ripgrep is not None
         shown = str(target.relative_to(root)) if target.is_relative_to(root) else str(target)
         argv = [self.ripgrep, "--line-number", "--no-heading", "--with-filename", "--null"]
         argv += ["--color=never"]
         argv += ["--no-messages", "--max-columns", str(GREP_LINE_LIMIT), "--max-columns-preview"]
-        argv += ["--glob", "!.git"]
+        argv += ["--hidden", "--glob", "!.git", "--glob", "!.hg", "--glob", "!.svn"]
+        argv += ["--no-ignore"] if include_ignored else ["--no-require-git"]
         if glob:
             argv += ["--glob", glob]
         argv += ["-e", pattern, "--", shown or "."]
@@ -203,7 +232,7 @@ GREP_FILE_LIMIT = 16 * 1024 * 1024  # the Python fallback skips bigger files
 
 
 def _python_grep(
-    ctx: ToolContext, pattern: str, target: Path, glob: str | None
+    ctx: ToolContext, pattern: str, target: Path, glob: str | None, include_ignored: bool = False
 ) -> tuple[list[str], int]:
     try:
         regex = re.compile(pattern)
@@ -211,7 +240,7 @@ def _python_grep(
         raise ToolError(f"invalid regular expression: {exc}") from exc
     lines: list[str] = []
     total = 0
-    for path in _files(ctx, target):
+    for path in _files(ctx, target, include_ignored):
         if ctx.is_hidden(path):
             continue
         if glob and not (fnmatch.fnmatch(path.name, glob) or fnmatch.fnmatch(str(path), glob)):
@@ -237,14 +266,11 @@ def _python_grep(
     return lines, total
 
 
-def _files(ctx: ToolContext, target: Path) -> list[Path]:
+def _files(ctx: ToolContext, target: Path, include_ignored: bool) -> list[Path]:
     if target.is_file():
         return [target]
-    found: list[Path] = []
-    for folder, dirs, files in os.walk(target):
-        # Desk's private dirs are never walked (confine refuses their files anyway).
-        dirs[:] = sorted(
-            d for d in dirs if d not in SKIP_DIRS and not is_private(ctx, Path(folder, d))
-        )
-        found.extend(Path(folder) / name for name in sorted(files))
-    return found
+    # Desk's private dirs are never walked (confine refuses their files anyway).
+    files = walk(
+        target, respect_ignores=not include_ignored, skip_dir=lambda path: is_private(ctx, path)
+    )
+    return [path for path, ignored in files if not ignored]

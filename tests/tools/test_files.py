@@ -33,7 +33,7 @@ async def test_read_numbers_lines_and_pages_with_offset_and_limit(
     ]
 
 
-async def test_read_refuses_binary_dirs_missing_and_past_the_end(
+async def test_read_refuses_binary_missing_and_past_the_end(
     ctx: ToolContext, workspace: Path
 ) -> None:
     (workspace / "b.bin").write_bytes(b"\x7fELF\x00\x01")
@@ -41,7 +41,6 @@ async def test_read_refuses_binary_dirs_missing_and_past_the_end(
     (workspace / "short.txt").write_text("one\n")
     cases: list[tuple[dict[str, Any], str]] = [
         ({"path": "b.bin"}, "binary"),
-        ({"path": "d"}, "directory"),
         ({"path": "nope.txt"}, "does not exist"),
         ({"path": "short.txt", "offset": 5}, "fewer than 5 lines"),
     ]
@@ -49,6 +48,21 @@ async def test_read_refuses_binary_dirs_missing_and_past_the_end(
         result = await run_tool(READ, args, ctx)
         assert result.error, result.output
         assert says in result.output, result.output
+
+
+async def test_read_of_a_folder_lists_its_entries_folders_marked(
+    ctx: ToolContext, workspace: Path
+) -> None:
+    (workspace / "d" / "sub").mkdir(parents=True)
+    (workspace / "d" / "b.txt").write_text("b")
+    (workspace / "d" / "a.txt").write_text("a")
+    result = await run_tool(READ, {"path": "d"}, ctx)
+    assert not result.error, result.output
+    assert result.output.splitlines() == ["a.txt", "b.txt", "sub/"]
+    paged = await run_tool(READ, {"path": "d", "limit": 1}, ctx)
+    assert paged.output.splitlines() == ["a.txt", "(2 more entries; continue with offset=2)"]
+    (workspace / "empty").mkdir()
+    assert (await run_tool(READ, {"path": "empty"}, ctx)).output == "(empty folder)"
 
 
 async def test_read_cuts_very_long_lines(ctx: ToolContext, workspace: Path) -> None:
