@@ -62,7 +62,8 @@ SHELL = {"command": "bash", "args": ["--norc", "--noprofile"], "env": {"PS1": "$
 class Service:
     def __init__(self) -> None:
         self.base = Path(tempfile.mkdtemp(prefix="desk-uibench-", dir="/tmp"))
-        env = dict(os.environ, DESK_RUNTIME_DIR=str(self.base / "run"))
+        # Test hooks on: the page's window.__desk, which the bench reads, loads only then.
+        env = dict(os.environ, DESK_RUNTIME_DIR=str(self.base / "run"), DESK_TEST_HOOKS="1")
         self.process = subprocess.Popen(
             [
                 sys.executable,

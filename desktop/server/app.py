@@ -27,6 +27,7 @@ from desktop.server.routes_events import setup_event_routes
 from desktop.server.routes_instructions import setup_instruction_routes
 from desktop.server.routes_permissions import setup_permission_routes
 from desktop.server.routes_sessions import setup_session_routes
+from desktop.server.routes_test import enabled as test_hooks_enabled
 from desktop.server.routes_test import setup_test_routes
 from desktop.server.terminals import TERMINALS, setup_terminals
 from desktop.server.webui import WebUI
@@ -67,7 +68,7 @@ def create_app(
     source = profile or configured
     parts = EngineParts(bus, settings, source, terminals.client, terminals.running_client)
     engine = app[ENGINE] = build_engine(parts)
-    ui = WebUI(web_dist_dir(), token, sessions)
+    ui = WebUI(web_dist_dir(), token, sessions, test_hooks=test_hooks_enabled())
 
     async def lifecycle(app: web.Application) -> AsyncIterator[None]:
         await app[STORE].open()

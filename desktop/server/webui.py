@@ -53,6 +53,9 @@ _CONTENT_TYPES = {
     ".txt": "text/plain",
 }
 _TEXT_TYPES = ("text/", "application/json", "application/manifest+json", "image/svg+xml")
+# Tells the page that the service runs with test hooks on (DESK_TEST_HOOKS=1): only then does it
+# load its test hooks (web/src/test-hooks.js, window.__desk).
+TEST_HOOKS_META = b'<meta name="desk-test-hooks" content="on" />'
 
 
 def content_type(name: str) -> str:
@@ -96,6 +99,17 @@ def load_build(dist: Path) -> dict[str, BuiltFile]:
     return files
 
 
+def with_test_hooks(index: BuiltFile) -> BuiltFile:
+    """index.html marked for a service with test hooks on (served uncompressed)."""
+    head = index.body.find(b"<head>")
+    if head < 0:
+        return index
+    at = head + len(b"<head>")
+    body = index.body[:at] + TEST_HOOKS_META + index.body[at:]
+    etag = '"' + hashlib.blake2b(body, digest_size=12).hexdigest() + '"'
+    return BuiltFile(body, index.content_type, etag)
+
+
 def accepted_encodings(request: web.Request) -> set[str]:
     accepted = set()
     for item in request.headers.get("Accept-Encoding", "").split(","):
@@ -107,14 +121,20 @@ def accepted_encodings(request: web.Request) -> set[str]:
 
 
 class WebUI:
-    def __init__(self, dist: Path, token: str, sessions: BrowserSessions) -> None:
+    def __init__(
+        self, dist: Path, token: str, sessions: BrowserSessions, *, test_hooks: bool = False
+    ) -> None:
         self.dist = dist
         self.token = token
         self.sessions = sessions
+        self.test_hooks = test_hooks
         self.files: dict[str, BuiltFile] = {}
 
     async def load(self) -> None:
-        self.files = await asyncio.to_thread(load_build, self.dist)
+        files = await asyncio.to_thread(load_build, self.dist)
+        if self.test_hooks and "index.html" in files:
+            files["index.html"] = with_test_hooks(files["index.html"])
+        self.files = files
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         raw = unquote(request.raw_path.split("?", 1)[0])

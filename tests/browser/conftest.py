@@ -173,3 +173,10 @@ def agent_service(built_ui: Path, fake_provider: ThreadedFakeProvider) -> Iterat
             },
         )
         yield svc
+
+
+@pytest.fixture(autouse=True)
+def page_test_hooks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Services a browser test starts run with DESK_TEST_HOOKS=1 (inherited): the page loads
+    its test hooks (window.__desk), which the tests read, only when the service says so."""
+    monkeypatch.setenv("DESK_TEST_HOOKS", "1")

@@ -107,6 +107,8 @@ def make_desk(tmp_path: Path) -> Desk:
         "DESK_DATA_DIR": str(tmp_path / "data"),
         "DESK_RUNTIME_DIR": str(runtime),
         "PYTHONUNBUFFERED": "1",
+        # The window's probe reads the page's test hooks, which load only with this on.
+        "DESK_TEST_HOOKS": "1",
     }
     return Desk(data_dir=tmp_path / "data", runtime_dir=runtime, env=env)
 

@@ -1,7 +1,6 @@
 import "./styles.css"
 import { ServiceConnection, STATES } from "./connection.js"
 import { registerServiceWorker } from "./service-worker.js"
-import { installTestHooks } from "./test-hooks.js"
 import { setupThemeToggle } from "./theme.js"
 import { TerminalManager } from "./terminals/manager.js"
 import { mountChat } from "./chat/index.js"
@@ -57,7 +56,13 @@ $("theme-toggle").addEventListener("click", (event) => {
 
 connection.start()
 terminals.start()
-installTestHooks({ connection, terminals, chat })
+// The test hooks (window.__desk) are their own chunk, loaded only when the service marks the
+// page (DESK_TEST_HOOKS=1, desktop/server/webui.py): a person's page never runs them.
+if (document.querySelector('meta[name="desk-test-hooks"][content="on"]')) {
+  import("./test-hooks.js").then(({ installTestHooks }) =>
+    installTestHooks({ connection, terminals, chat }),
+  )
+}
 
 // The worker is not needed for the first paint: register it once the page has loaded.
 if (import.meta.env.PROD) {
