@@ -5,6 +5,7 @@ every tool of the session could reach all of it."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient
@@ -22,9 +23,12 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-async def create(client: TestClient, auth: dict[str, str], **body: object) -> tuple[int, dict]:  # type: ignore[type-arg]
+async def create(
+    client: TestClient, auth: dict[str, str], **body: object
+) -> tuple[int, dict[str, Any]]:
     response = await client.post("/api/session", json=body, headers=auth)
-    return response.status, await response.json()
+    answer: dict[str, Any] = await response.json()
+    return response.status, answer
 
 
 async def count(client: TestClient, auth: dict[str, str]) -> int:
