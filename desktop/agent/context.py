@@ -17,6 +17,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from desktop.agent.session_model import session_model
 from desktop.events.projector import context_key
 from desktop.provider.errors import ProviderError
 from desktop.provider.profiles import Profile
@@ -222,4 +223,11 @@ def session_context(conn: sqlite3.Connection, session_id: str) -> dict[str, obje
     if isinstance(own, int) and own > 0:
         context["window"] = own
         model["context_window"] = own
+    chosen = session_model(conn, session_id)  # its own (or its parent's) model settings
+    if chosen.model:
+        model["id"] = chosen.model
+    if chosen.reasoning_effort:
+        model["reasoning_effort"] = chosen.reasoning_effort
+    if chosen.context_window and not (isinstance(own, int) and own > 0):
+        context["window"] = model["context_window"] = chosen.context_window
     return {"context": context, "model": model}

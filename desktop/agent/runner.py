@@ -47,6 +47,7 @@ from desktop.agent.fitting import COMPACTION_FAILED, Fitter, failure_text
 from desktop.agent.instructions import project_instructions
 from desktop.agent.permissions import Permissions
 from desktop.agent.prompt import system_prompt
+from desktop.agent.session_model import session_model
 from desktop.agent.settle import RESTART_NOTICE, JobFinder, settle
 from desktop.agent.step import StepInput, run_step
 from desktop.agent.subagent import offers_subagent
@@ -410,7 +411,7 @@ class SessionRunner:
         ids = [r["id"] for r in rows]
         deliveries = [draft(session_id, "session.input.delivered", {"message_id": i}) for i in ids]
         delivered = [snap.waiting[i] for i in ids if i in snap.waiting]
-        profile = await self.profile()
+        profile = await self._profile(session_id)
         if profile is None:
             await self._fail(
                 session_id,
@@ -475,7 +476,7 @@ class SessionRunner:
         Raises CompactionFailed, or LookupError without a provider."""
         if session_id in self._tasks or self._closing:
             return False
-        profile = await self.profile()
+        profile = await self._profile(session_id)
         if profile is None:
             raise LookupError("No model provider is configured.")
         task = asyncio.get_running_loop().create_task(self._compact(session_id, profile))
@@ -503,6 +504,15 @@ class SessionRunner:
         system = system_prompt(snap.directory, specs, instructions)
         tools = [ToolSpec(s["name"], s["description"], s["parameters"]) for s in specs]
         await self.fitter.manual(session_id, profile, self._client(profile), system, tools)
+
+    async def _profile(self, session_id: str) -> Profile | None:
+        """The provider's profile (read now: a settings change applies to the next step)
+        with the session's own model, effort and window (or its parent's)."""
+        profile = await self.profile()
+        if profile is None:
+            return None
+        chosen = await self.store.read(lambda c: session_model(c, session_id))
+        return chosen.apply(profile)
 
     async def _specs(self, session_id: str) -> list[dict[str, Any]]:
         """The tools offered to the session: `subagent` only above the nesting limit."""

@@ -133,6 +133,13 @@ class SessionService:
         )
         return await self.get(session_id)
 
+    async def set_model(self, session_id: str, settings: dict[str, object]) -> dict[str, object]:
+        """The session's own model and/or reasoning effort (None: back to the provider's)."""
+        await self.bus.publish(
+            draft(session_id, "session.model", settings), guard=self._require(session_id)
+        )
+        return await self.get(session_id)
+
     async def compact(self, session_id: str) -> dict[str, object]:
         """Compact now (the person's "Compact now"): 409 while a turn runs, 422 when the
         history cannot be compacted; the session afterwards."""

@@ -424,6 +424,22 @@ def context_key(session_id: str, *rest: str) -> str:
     return "/".join(("context", session_id, *rest))
 
 
+def _session_model(p: Projection, e: Event) -> None:
+    """The session's own model settings, in kv at `context/<session>/model` (dropped with
+    the session's context state)."""
+    p.require_session(e.aggregate_id)
+    key = context_key(e.aggregate_id, "model")
+    current = _kv_get(p.conn, key)
+    value = dict(current) if isinstance(current, dict) else {}
+    for name in ("model", "reasoning_effort"):
+        if name in e.data:
+            if e.data[name] is None:
+                value.pop(name, None)
+            else:
+                value[name] = e.data[name]
+    _kv_set(p.conn, key, value, e.created)
+
+
 def _drop_prefix(conn: sqlite3.Connection, prefix: str) -> None:
     conn.execute("DELETE FROM kv WHERE key >= ? AND key < ?", (prefix, prefix + "\U0010ffff"))
 
@@ -607,6 +623,7 @@ HANDLERS: dict[str, Handler] = {
     "session.input.delivered": _input_delivered,
     "session.compacted": _compacted,
     "session.context.window": _context_window,
+    "session.model": _session_model,
     "session.permission.mode": _permission_mode,
     "session.permission.asked": _permission_asked,
     "session.permission.replied": _permission_replied,

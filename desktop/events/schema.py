@@ -327,6 +327,13 @@ DURABLE: dict[str, Check] = {
     ),
     # The session's own context window (null: back to the model's).
     "session.context.window": record({"window": nullable(integer)}),
+    # The session's own model and reasoning effort (null: back to the provider settings').
+    "session.model": record(
+        {
+            "model": opt(nullable(text(256))),  # the provider settings' MAX_MODEL
+            "reasoning_effort": opt(nullable(one_of("low", "medium", "high"))),
+        }
+    ),
     "session.permission.mode": record({"mode": one_of("auto", "ask")}),
     "session.permission.asked": record(
         {

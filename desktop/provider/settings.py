@@ -41,7 +41,10 @@ _FIELDS = (
     "parallel_tool_calls",
     "service_tier",
     "context_window",
+    "reasoning_effort",
+    "include_reasoning",
 )
+EFFORTS = ("low", "medium", "high")
 MAX_WINDOW = 100_000_000
 
 
@@ -58,6 +61,8 @@ class ProviderConfig:
     parallel_tool_calls: bool | None = None
     service_tier: str | None = None
     context_window: int | None = None  # the model's window when the user knows it
+    reasoning_effort: str | None = None  # low, medium or high; None: the server's default
+    include_reasoning: bool | None = None  # Groq's gpt-oss models: show their reasoning
 
     @property
     def effective_base_url(self) -> str:
@@ -76,6 +81,8 @@ class ProviderConfig:
             "parallel_tool_calls": self.parallel_tool_calls,
             "service_tier": self.service_tier,
             "context_window": self.context_window,
+            "reasoning_effort": self.reasoning_effort,
+            "include_reasoning": self.include_reasoning,
         }
 
 
@@ -157,6 +164,9 @@ def parse_update(body: Mapping[str, object]) -> ConfigUpdate:
         isinstance(window, bool) or not isinstance(window, int) or not 0 < window <= MAX_WINDOW
     ):
         raise ConfigInvalid(f"context_window must be a whole number of tokens, 1 to {MAX_WINDOW}.")
+    effort = body.get("reasoning_effort")
+    if effort is not None and effort not in EFFORTS:
+        raise ConfigInvalid("reasoning_effort must be 'low', 'medium', 'high' or null.")
     config = ProviderConfig(
         provider=provider,
         base_url=base_url,
@@ -165,6 +175,8 @@ def parse_update(body: Mapping[str, object]) -> ConfigUpdate:
         parallel_tool_calls=_optional_bool(body, "parallel_tool_calls"),
         service_tier=tier,
         context_window=window,
+        reasoning_effort=effort if isinstance(effort, str) else None,
+        include_reasoning=_optional_bool(body, "include_reasoning"),
     )
     if "api_key" not in body:
         return ConfigUpdate(config)
@@ -268,4 +280,6 @@ class ProviderConfigStore:
             parallel_tool_calls=config.parallel_tool_calls,
             service_tier=config.service_tier,
             context_window=config.context_window,
+            reasoning_effort=config.reasoning_effort,
+            include_reasoning=config.include_reasoning,
         )

@@ -15,7 +15,8 @@ from aiohttp import web
 from desktop.agent.permissions import MODES, REPLIES
 from desktop.agent.service import DEFAULT_PAGE, MAX_LOG_PAGE, MAX_PAGE, SessionService
 from desktop.events.schema import ID, MAX_DIRECTORY, MAX_TEXT, MAX_TITLE
-from desktop.provider.settings import MAX_WINDOW
+from desktop.agent.session_model import EFFORTS
+from desktop.provider.settings import MAX_MODEL, MAX_WINDOW
 from desktop.server.appkeys import ENGINE
 from desktop.server.errors import ApiError, data_response, read_json_object
 
@@ -107,12 +108,37 @@ async def get_session(request: web.Request) -> web.Response:
     return data_response(await _service(request).get(_id(request, "id")))
 
 
+def _model_settings(body: dict[str, object]) -> dict[str, object]:
+    """The session's own `model` / `reasoning_effort` from a PATCH body (null: back to the
+    provider settings'), checked before anything is written."""
+    chosen: dict[str, object] = {}
+    if "model" in body:
+        model = body["model"]
+        if model is not None and (
+            not isinstance(model, str)
+            or not model.strip()
+            or len(model) > MAX_MODEL
+            or any(ord(c) < 32 or ord(c) == 127 for c in model)
+        ):
+            raise _invalid(f"model must be a model id of at most {MAX_MODEL} characters, or null.")
+        chosen["model"] = model.strip() if isinstance(model, str) else None
+    if "reasoning_effort" in body:
+        effort = body["reasoning_effort"]
+        if effort is not None and effort not in EFFORTS:
+            raise _invalid("reasoning_effort must be 'low', 'medium', 'high' or null.")
+        chosen["reasoning_effort"] = effort
+    return chosen
+
+
 async def patch_session(request: web.Request) -> web.Response:
     session_id = _id(request, "id")
     body = await read_json_object(request)
-    _only(body, "title", "permission_mode", "context_window")
+    _only(body, "title", "permission_mode", "context_window", "model", "reasoning_effort")
     if not body:
-        raise _invalid("Give title, permission_mode and/or context_window.")
+        raise _invalid(
+            "Give title, permission_mode, model, reasoning_effort and/or context_window."
+        )
+    chosen = _model_settings(body)
     title = body.get("title")
     if "title" in body and (
         not isinstance(title, str) or not title.strip() or len(title) > MAX_TITLE
@@ -128,6 +154,8 @@ async def patch_session(request: web.Request) -> web.Response:
         raise _invalid(f"context_window must be a whole number of tokens, 1 to {MAX_WINDOW}.")
     service = _service(request)
     await service.get(session_id)
+    if chosen:
+        await service.set_model(session_id, chosen)
     if "context_window" in body:
         await service.set_window(session_id, window)
     if isinstance(mode, str):

@@ -72,6 +72,7 @@ def every_event(mid: str = "msg_a", other: str = "msg_b") -> list[tuple[str, dic
         ended(mid),
         ("session.step.ended", {"message_id": mid, "finish": "stop", "context": {"used": 9}}),
         ("session.context.window", {"window": 8192}),
+        ("session.model", {"model": "other-model", "reasoning_effort": "low"}),
         (
             "session.message.content.updated",
             {"message_id": mid, "content": [{"type": "text", "text": "edited"}]},
