@@ -14,8 +14,8 @@ from aiohttp import web
 
 from desktop.agent.permissions import MODES, REPLIES
 from desktop.agent.service import DEFAULT_PAGE, MAX_LOG_PAGE, MAX_PAGE, SessionService
-from desktop.events.schema import ID, MAX_DIRECTORY, MAX_TEXT, MAX_TITLE
 from desktop.agent.session_model import EFFORTS
+from desktop.events.schema import ID, MAX_DIRECTORY, MAX_TEXT, MAX_TITLE
 from desktop.provider.settings import MAX_MODEL, MAX_WINDOW
 from desktop.server.appkeys import ENGINE
 from desktop.server.errors import ApiError, data_response, read_json_object
