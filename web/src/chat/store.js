@@ -1,3 +1,4 @@
+// @ts-check
 // The chat's one signals store: sessions and their messages, fed by page reads and by the live
 // event stream, without either losing what the other brought.
 //
@@ -12,6 +13,19 @@ import { batch, computed, signal } from "@preact/signals"
 import { CREATE, STATUS, TOUCH, UPDATE } from "./apply.js"
 import { turnUsage } from "./usage.js"
 import { applyCheckpointEvent } from "./changes.js"
+
+/**
+ * @template T
+ * @typedef {import("@preact/signals").Signal<T>} Signal
+ */
+/** @typedef {{ id: string, type: string, time?: Record<string, number>, [key: string]: any }} Message */
+/**
+ * @typedef {{ id: string, title?: string, directory?: string, parent_id?: string | null,
+ *   status?: string, time?: { created?: number, updated?: number }, [key: string]: any }} Session
+ */
+/** @typedef {{ key: string, ids: Signal<string[]> }} Chunk one page's message ids */
+/** @typedef {{ cursor: number | null, loading: boolean, done: boolean }} Older */
+/** @typedef {"idle" | "loading" | "ready" | "error"} ThreadState */
 
 export const PAGE_SIZE = 50
 
@@ -37,26 +51,33 @@ const byCreatedDesc = (a, b) => (b.time?.created ?? 0) - (a.time?.created ?? 0)
 const enc = encodeURIComponent
 
 export class Thread {
+  /** @param {string} sessionId */
   constructor(sessionId) {
     this.sessionId = sessionId
-    this.ids = signal([]) // message ids, oldest first
+    this.ids = signal(/** @type {string[]} */ ([])) // message ids, oldest first
     // The same ids in chunks (one per page read, live messages join the newest chunk): the
     // view renders a chunk per component, so prepending a page costs a page, not the history.
-    this.chunks = signal([]) // [{key, ids: signal([...])}], oldest first
-    this.messages = new Map() // id -> signal(message)
-    this.known = new Map() // id -> session seq the message's state is known at
+    this.chunks = signal(/** @type {Chunk[]} */ ([])) // oldest first
+    /** @type {Map<string, Signal<Message>>} */
+    this.messages = new Map()
+    /** @type {Map<string, number>} id -> session seq the message's state is known at */
+    this.known = new Map()
     this.seq = 0 // the highest seq of this session's live events applied
-    this.state = signal("idle") // idle | loading | ready | error
-    this.error = signal(null)
-    this.older = signal({ cursor: null, loading: false, done: true })
+    this.state = signal(/** @type {ThreadState} */ ("idle"))
+    this.error = signal(/** @type {string | null} */ (null))
+    this.older = signal(/** @type {Older} */ ({ cursor: null, loading: false, done: true }))
     // Slots for the agent issue: text streamed by ephemeral deltas, and the retry banner.
-    this.streaming = new Map() // message id -> signal(text not yet in a durable part)
-    this.retry = signal(null)
+    /** @type {Map<string, Signal<string>>} message id -> text not yet in a durable part */
+    this.streaming = new Map()
+    this.retry = signal(/** @type {Record<string, any> | null} */ (null))
     // The prompt UI's: reasoning streamed by deltas, tool arguments as they stream, the
     // prompts sent while a turn ran (queued until delivered), and each turn's token usage.
-    this.reasoning = new Map() // message id -> signal(reasoning not yet in a durable part)
-    this.toolInput = new Map() // call id -> signal(arguments streamed so far)
-    this.queued = signal(new Set()) // user message ids waiting for the running turn to end
+    /** @type {Map<string, Signal<string>>} message id -> reasoning not yet in a durable part */
+    this.reasoning = new Map()
+    /** @type {Map<string, Signal<string>>} call id -> arguments streamed so far */
+    this.toolInput = new Map()
+    // User message ids waiting for the running turn to end.
+    this.queued = signal(/** @type {Set<string>} */ (new Set()))
     this.usage = computed(() => turnUsage(this.ids.value, (id) => this.messages.get(id)?.value))
   }
 
@@ -83,8 +104,9 @@ export class Thread {
     })
   }
 
+  /** @returns {Message[]} */
   list() {
-    return this.ids.value.map((id) => this.messages.get(id).value)
+    return this.ids.value.map((id) => /** @type {Signal<Message>} */ (this.messages.get(id)).value)
   }
 
   streamOf(id) {
@@ -228,10 +250,12 @@ export class Thread {
  * throws an ApiError; the store never touches the network otherwise.
  */
 export function createChatStore({ request }) {
-  const sessions = signal([]) // newest first
-  const activeId = signal(null)
-  const listState = signal("idle")
-  const provider = signal(null) // GET /api/config/provider (never the key), null until read
+  const sessions = signal(/** @type {Session[]} */ ([])) // newest first
+  const activeId = signal(/** @type {string | null} */ (null))
+  const listState = signal(/** @type {ThreadState} */ ("idle"))
+  // GET /api/config/provider (never the key), null until read.
+  const provider = signal(/** @type {Record<string, any> | null} */ (null))
+  /** @type {Map<string, Thread>} */
   const threads = new Map()
   // Session list merging: a list read never undoes a live change made after it started.
   let sessionClock = 0
@@ -466,6 +490,7 @@ export function createChatStore({ request }) {
 
   // ---- actions -----------------------------------------------------------------------------
 
+  /** @param {{ title?: string, directory?: string, confirm?: boolean }} [options] */
   async function createSession({ title, directory, confirm } = {}) {
     const body = {}
     if (title) body.title = title
