@@ -1,10 +1,12 @@
 """One model call: lower the history, preflight, stream, publish durable events.
 
 The hot path is the stream: each text or reasoning delta is fanned out as an ephemeral
-event (no SQLite write, no validation: the shapes are ours), and only block ends are
-durable (`session.text` / `session.reasoning`, one event per block), together with
+event (no SQLite write, no validation: the shapes are ours); block ends are durable
+(`session.text` / `session.reasoning`, one event per block), together with
 `session.step.streamed` at the first streamed byte and `session.tool.input.started` when a
-call begins. The request is built and preflighted once per attempt; a retryable failure
+call begins. The text of a block still streaming is saved by `session.step.streamed` events
+at most every SAVE_EVERY seconds, so a crash keeps what the person saw.
+The request is built and preflighted once per attempt; a retryable failure
 before any output sends the same body again after the back-off (`session.retry.scheduled`
 carries the time it will happen), a non-retryable one fails the step and is never resent.
 A cut after output keeps what arrived; the runner then continues with a new step whose
@@ -53,6 +55,7 @@ _DELTAS: dict[type[TextDelta | ReasoningDelta], tuple[str, str]] = {
 }
 
 AGENT = "build"
+SAVE_EVERY = 0.5  # seconds between saves of the text of a block still streaming
 PREFLIGHT = "internal.preflight"
 REFUSED_AGAIN = "internal.refused_again"
 
@@ -89,6 +92,7 @@ class _Blocks:
         self.message_id = message_id
         self.kind = ""
         self.pieces: list[str] = []
+        self.saved = 0  # pieces of the open block already saved
         self.text: list[str] = []
 
     def add(self, kind: str, piece: str) -> list[Draft]:
@@ -97,11 +101,21 @@ class _Blocks:
         self.pieces.append(piece)
         return out
 
+    def save(self) -> list[Draft]:
+        """What arrived in the open block since the last save, as a durable event."""
+        if len(self.pieces) == self.saved:
+            return []
+        piece = "".join(self.pieces[self.saved :])
+        self.saved = len(self.pieces)
+        data = {"message_id": self.message_id, "part": self.kind, "text": piece}
+        return [draft(self.session_id, "session.step.streamed", data)]
+
     def close(self) -> list[Draft]:
         if not self.pieces:
             return []
         joined = "".join(self.pieces)
         self.pieces = []
+        self.saved = 0
         if self.kind == "text":
             self.text.append(joined)
         kind = "session.text" if self.kind == "text" else "session.reasoning"
@@ -147,6 +161,40 @@ class _PageDeltas:
                 "data": {"message_id": self._message_id, "delta": delta},
             },
         )
+
+
+class _Saver:
+    """Saves the open block's new text SAVE_EVERY seconds after a piece arrives: a bounded
+    number of writes per second however fast the provider streams. A save is enqueued on
+    the bus in the same turn of the loop it is taken, so it lands before the block's end."""
+
+    def __init__(self, bus: DurableBus, blocks: _Blocks, deltas: _PageDeltas) -> None:
+        self._bus = bus
+        self._blocks = blocks
+        self._deltas = deltas
+        self._task: asyncio.Task[None] | None = None
+
+    def poke(self) -> None:
+        if self._task is None:
+            self._task = asyncio.create_task(self._save_later())
+
+    async def _save_later(self) -> None:
+        await asyncio.sleep(SAVE_EVERY)
+        self._task = None
+        drafts = self._blocks.save()
+        if not drafts:
+            return
+        self._deltas.flush()  # the page has every delta the save holds before the save
+        try:
+            await self._bus.publish(drafts)
+        except Exception:
+            log.exception("saving streamed text of %s failed", self._blocks.session_id)
+
+    def close(self) -> None:
+        """No more saves: the block's own event (or the stream's end) follows."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
 
 
 def tokens_of(usage: Usage | None) -> dict[str, int]:
@@ -257,6 +305,7 @@ async def _stream(
     blocks = _Blocks(session_id, mid)
     fanout = bus.fanout
     deltas = _PageDeltas(fanout, session_id, mid)
+    saver = _Saver(bus, blocks, deltas)
     streamed = False
     usage: Usage | None = None
     announced: dict[int, str] = {}
@@ -276,6 +325,7 @@ async def _stream(
                 else:
                     blocks.add(kind, event.text)
                 deltas.add(ephemeral, event.text)
+                saver.poke()
             elif isinstance(event, ToolCallStarted):
                 call_id = ids.assign(event.index, event.id)
                 deltas.flush()
@@ -310,6 +360,7 @@ async def _stream(
                 out.finish = event.reason
     finally:
         # Whatever arrived is kept, also when the stream broke or the turn was interrupted.
+        saver.close()
         deltas.flush()
         rest = blocks.close()
         if rest:

@@ -16,7 +16,7 @@ import json
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from desktop.events import errors
 from desktop.events.errors import ProjectionError, SessionError
@@ -272,7 +272,30 @@ def _step_started(p: Projection, e: Event) -> None:
 
 
 def _step_streamed(p: Projection, e: Event) -> None:
-    p.assistant(e)["time"]["streamed"] = e.created
+    draft = p.assistant(e)
+    draft["time"].setdefault("streamed", e.created)
+    kind = e.data.get("part")
+    if kind and "text" in e.data:
+        # Text saved while its block still streams: it grows a partial part, which the
+        # block's own event replaces (a crash leaves it, marked partial).
+        content = draft["content"]
+        last = content[-1] if content else None
+        if last is None or last.get("type") != kind or not last.get("partial"):
+            last = {"type": kind, "text": "", "partial": True}
+            if kind == "reasoning":
+                last["time"] = {"created": e.created}
+            content.append(last)
+        last["text"] += e.data["text"]
+
+
+def _block(p: Projection, e: Event, kind: str) -> dict[str, Any] | None:
+    """The message's partial part of this kind that a block's event completes, if any."""
+    content = p.assistant(e)["content"]
+    last = content[-1] if content else None
+    if last is not None and last.get("type") == kind and last.get("partial"):
+        del last["partial"]
+        return cast(dict[str, Any], last)
+    return None
 
 
 def _step_ended(p: Projection, e: Event) -> None:
@@ -297,10 +320,18 @@ def _step_failed(p: Projection, e: Event) -> None:
 
 
 def _text(p: Projection, e: Event) -> None:
+    part = _block(p, e, "text")
+    if part is not None:
+        part["text"] = e.data["text"]
+        return
     p.assistant(e)["content"].append({"type": "text", "text": e.data["text"]})
 
 
 def _reasoning(p: Projection, e: Event) -> None:
+    part = _block(p, e, "reasoning")
+    if part is not None:
+        part["text"] = e.data["text"]
+        return
     p.assistant(e)["content"].append(
         {"type": "reasoning", "text": e.data["text"], "time": {"created": e.created}}
     )

@@ -194,11 +194,13 @@ def _tool_input(value: object, path: str) -> object:
 
 
 _PARTS: dict[str, Check] = {
-    "text": record({"type": text(16), "text": text(MAX_TEXT)}),
+    # `partial`: the saved start of a block whose stream never ended (a crash cut it).
+    "text": record({"type": text(16), "text": text(MAX_TEXT), "partial": opt(boolean)}),
     "reasoning": record(
         {
             "type": text(16),
             "text": text(MAX_TEXT),
+            "partial": opt(boolean),
             "time": opt(record({"created": opt(integer), "completed": opt(integer)})),
         }
     ),
@@ -259,7 +261,13 @@ DURABLE: dict[str, Check] = {
     "session.step.started": record(
         {"message_id": MESSAGE_ID, "agent": text(MAX_NAME), "model": MODEL}
     ),
-    "session.step.streamed": record({"message_id": MESSAGE_ID}),
+    "session.step.streamed": record(
+        {
+            "message_id": MESSAGE_ID,
+            "part": opt(one_of("text", "reasoning")),
+            "text": opt(text(MAX_TEXT)),
+        }
+    ),
     "session.step.ended": record(
         {
             "message_id": MESSAGE_ID,

@@ -84,6 +84,10 @@ def life() -> list[Step]:
         ),
         ("session.step.started", {"message_id": a1, "agent": "build", "model": MODEL}),
         ("session.step.streamed", {"message_id": a1}),
+        ("session.step.streamed", {"message_id": a1, "part": "reasoning", "text": "Hm"}),
+        ("session.reasoning", {"message_id": a1, "text": "Hmm."}),
+        ("session.step.streamed", {"message_id": a1, "part": "text", "text": "Do"}),
+        ("session.step.streamed", {"message_id": a1, "part": "text", "text": "ne"}),
         ("session.text", {"message_id": a1, "text": "Done."}),
         (
             "session.step.ended",
@@ -125,6 +129,7 @@ def life() -> list[Step]:
         ),
         ("session.context.window", {"window": 64000}),
         ("session.step.started", {"message_id": a3, "agent": "build", "model": MODEL}),
+        ("session.step.streamed", {"message_id": a3, "part": "text", "text": "Half an"}),
         ("session.step.failed", {"message_id": a3, "error": {"type": "x", "message": "boom"}}),
         ("session.execution.interrupted", {"reason": "shutdown"}),
         ("session.execution.interrupted", {"reason": "user"}),

@@ -29,6 +29,14 @@ function settle(message, data, created, state) {
   return true
 }
 
+// The message's partial part of this kind that a block's event completes, if any.
+function partialBlock(message, kind) {
+  const last = message.content[message.content.length - 1]
+  if (!last || last.type !== kind || !last.partial) return null
+  delete last.partial
+  return last
+}
+
 /** Events that create a message: (event) -> the new message. */
 export const CREATE = {
   "session.prompted": ({ data, created }) => ({
@@ -83,7 +91,21 @@ export const UPDATE = {
     delete m.time.completed
     return true
   },
-  "session.step.streamed": (m, { created }) => ((m.time.streamed = created), true),
+  "session.step.streamed": (m, { data, created }) => {
+    m.time.streamed ??= created
+    if (data.part && typeof data.text === "string") {
+      // Text saved while its block still streams grows a partial part; the block's own
+      // event replaces it (a crash leaves it, marked partial).
+      let last = m.content[m.content.length - 1]
+      if (!last || last.type !== data.part || !last.partial) {
+        last = { type: data.part, text: "", partial: true }
+        if (data.part === "reasoning") last.time = { created }
+        m.content.push(last)
+      }
+      last.text += data.text
+    }
+    return true
+  },
   "session.step.ended": (m, { data, created }) => {
     m.time.completed = created
     m.finish = data.finish
@@ -97,11 +119,18 @@ export const UPDATE = {
     (m.error = data.error),
     true
   ),
-  "session.text": (m, { data }) => (m.content.push({ type: "text", text: data.text }), true),
-  "session.reasoning": (m, { data, created }) => (
-    m.content.push({ type: "reasoning", text: data.text, time: { created } }),
-    true
-  ),
+  "session.text": (m, { data }) => {
+    const part = partialBlock(m, "text")
+    if (part) part.text = data.text
+    else m.content.push({ type: "text", text: data.text })
+    return true
+  },
+  "session.reasoning": (m, { data, created }) => {
+    const part = partialBlock(m, "reasoning")
+    if (part) part.text = data.text
+    else m.content.push({ type: "reasoning", text: data.text, time: { created } })
+    return true
+  },
   "session.tool.input.started": (m, { data, created }) => (toolPart(m, data, created, true), true),
   "session.tool.called": (m, { data, created }) => {
     const part = toolPart(m, data, created, true)

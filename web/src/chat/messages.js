@@ -136,8 +136,17 @@ function AssistantMessage({ message, thread, store, busy }) {
   const [editing, setEditing] = useState(false)
   const live = !message.time?.completed
   // Subscribes while live, so the first delta re-renders this message.
-  const streamed = live ? thread.streamOf(message.id).value : ""
-  const reasoning = live ? thread.reasoningOf(message.id).value : ""
+  // A live block's saved text (a partial part) and its deltas since read as one block.
+  const content = message.content
+  const tail = live ? content[content.length - 1] : null
+  const open = tail?.partial && (tail.type === "text" || tail.type === "reasoning") ? tail : null
+  const shown = open ? content.slice(0, -1) : content
+  const streamed =
+    (open?.type === "text" ? open.text : "") + (live ? thread.streamOf(message.id).value : "")
+  const reasoning =
+    (open?.type === "reasoning" ? open.text : "") +
+    (live ? thread.reasoningOf(message.id).value : "")
+  const cut = !live && message.finish === "aborted"
   const canEdit = editable(message) && !busy && message.content.some((p) => p.type === "text")
   return html`<article
     class="message msg-assistant"
@@ -161,7 +170,7 @@ function AssistantMessage({ message, thread, store, busy }) {
               setEditing(false)
             }}
           />`
-        : message.content.map(
+        : shown.map(
             (part, i) => html`<${Part} key=${part.id ?? i} part=${part} thread=${thread} />`,
           )
     }
@@ -182,6 +191,7 @@ function AssistantMessage({ message, thread, store, busy }) {
       </p>`
     }
     ${message.finish === "interrupted" && html`<p class="message-interrupted">Interrupted</p>`}
+    ${cut && html`<p class="message-cut" role="note">Cut off: Desk stopped before this answer was finished.</p>`}
     <${TurnUsage} thread=${thread} messageId=${message.id} />
     <${TurnChanges} thread=${thread} messageId=${message.id} />
   </article>`

@@ -169,6 +169,10 @@ export class Thread {
       const streamed = this.streaming.get(data?.message_id)
       if (streamed) streamed.value = ""
     }
+    if (type === "session.step.streamed" && typeof data?.text === "string") {
+      const live = data.part === "reasoning" ? this.reasoning : this.streaming
+      dropSaved(live.get(data.message_id), data.text)
+    }
     if (
       (type === "session.tool.called" ||
         type === "session.tool.success" ||
@@ -243,6 +247,18 @@ export class Thread {
     })
     return true
   }
+}
+
+// Text a save made durable leaves the deltas' signal: the deltas it holds came before it, so
+// they are the signal's start (all of the save, or its end when the page joined mid-save).
+export function dropSaved(signal, saved) {
+  if (!signal) return
+  const text = signal.value
+  for (let k = Math.min(text.length, saved.length); k > 0; k--)
+    if (saved.endsWith(text.slice(0, k))) {
+      signal.value = text.slice(k)
+      return
+    }
 }
 
 /**
@@ -528,12 +544,13 @@ export function createChatStore({ request }) {
 
   // ---- the agent: prompts, interrupts, the provider's settings ------------------------------
 
-  /** Sends a prompt (202 {message_id}); while a turn runs it is queued behind it. */
-  async function sendPrompt(sessionId, text) {
+  /** Sends a prompt (202 {message_id}); while a turn runs it is queued behind it (`queue`) or
+   * read at the turn's next step (`steer`). */
+  async function sendPrompt(sessionId, text, mode = "queue") {
     const busy = sessions.value.find((s) => s.id === sessionId)?.status === "busy"
     const { data } = await request("POST", `/api/session/${enc(sessionId)}/prompt`, {
       text,
-      mode: "queue",
+      mode,
     })
     const messageId = data?.message_id
     if (busy && messageId) thread(sessionId).markQueued(messageId)
