@@ -12,6 +12,7 @@ around ask mode or to Desk's own secrets, reproduced as it was found, and shown 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -117,6 +118,32 @@ async def test_a_subagent_of_an_ask_session_is_asked_and_its_childs_write_waits(
 async def _first_child(client: TestClient, sid: str) -> str | None:
     found = await children(client, sid)
     return str(found[0]["id"]) if found else None
+
+
+async def test_switching_the_parent_to_ask_restricts_its_running_child_at_once(
+    agent: TestClient, fake: FakeProvider, tmp_path: Path
+) -> None:
+    gate = asyncio.Event()
+    child_write = tool_call_reply(Call("call_w", "write", {"path": HOOK, "content": "evil\n"}))
+    child_write.gate, child_write.gate_after = gate, 1  # the child's step waits mid-stream
+    fake.script(
+        tool_call_reply(Call("call_s", "subagent", {"description": "d", "prompt": "p"})),
+        child_write,
+        text_reply("child done"),
+        text_reply("parent done"),
+    )
+    sid = await new_session(agent, AUTH, str(tmp_path))  # auto: the spawn runs unasked
+    await prompt(agent, AUTH, sid, "go")
+    child = await wait_for(lambda: _first_child(agent, sid), 30, "the child session", 0.02)
+    await wait_for(lambda: len(fake.requests) >= 2, 30, "the child's request")
+    await set_ask(agent, sid)  # the parent changes its mind while the child runs
+    gate.set()
+    [write] = await until_pending(agent, child, 1)
+    assert write["input"]["path"] == HOOK
+    assert not (tmp_path / HOOK).exists()
+    await reply(agent, child, write["call_id"], "deny")
+    await until_idle(agent, AUTH, sid)
+    assert not (tmp_path / HOOK).exists()
 
 
 async def test_a_background_subagent_of_an_ask_session_is_asked_too(
