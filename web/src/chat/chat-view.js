@@ -241,7 +241,7 @@ export function ChatView({ store }) {
       </button>
     </header>
     <${JobsPanel} session=${session} />
-    <${RetryBanner} thread=${thread} />
+    <${RetryBanner} thread=${thread} store=${store} />
     <${MessageList} key=${session.id} store=${store} thread=${thread} busy=${busy} />
     <${ProviderNotice} store=${store} thread=${thread} />
     <${PermissionPrompts} session=${session} />

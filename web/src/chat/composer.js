@@ -45,6 +45,10 @@ export function Composer({ store, session }) {
     el.style.overflowY = el.scrollHeight + 2 > COMPOSER_MAX_HEIGHT ? "auto" : "hidden"
   }, [text])
 
+  // A send refused while the service was unreachable is stale once it is back.
+  const online = store.online?.value
+  useEffect(() => setError((e) => (e?.startsWith("Not sent") ? null : e)), [online])
+
   const edit = (value) => {
     setText(value)
     saveDraft(sessionId, value)

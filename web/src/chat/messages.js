@@ -6,7 +6,7 @@ import { editable } from "./apply.js"
 import { html } from "./html.js"
 import { ToolStatusIcon } from "./icons.js"
 import { decorate, renderMarkdownCached, StreamingMarkdown } from "./markdown.js"
-import { NOT_CONFIGURED, openSettings } from "./settings-dialog.js"
+import { retryPrompt, TurnError } from "./error-words.js"
 import { shellCommand, ToolBadge, ToolLiveInput, toolStatus } from "./tool-card.js"
 import { TurnUsage } from "./usage.js"
 import { ToolLinks } from "./job-links.js"
@@ -147,6 +147,13 @@ function AssistantMessage({ message, thread, store, busy }) {
     (open?.type === "reasoning" ? open.text : "") +
     (live ? thread.reasoningOf(message.id).value : "")
   const cut = !live && message.finish === "aborted"
+  // A failed, cut or interrupted answer that is the latest: Retry sends its prompt again,
+  // with the settings as they are now.
+  const again =
+    !live && !busy && (message.error || cut || message.finish === "interrupted")
+      ? retryPrompt(thread, message.id)
+      : null
+  const retry = again ? () => store.sendPrompt(thread.sessionId, again, "queue") : null
   const canEdit = editable(message) && !busy && message.content.some((p) => p.type === "text")
   return html`<article
     class="message msg-assistant"
@@ -185,13 +192,15 @@ function AssistantMessage({ message, thread, store, busy }) {
     ${live && streamed && html`<${Markdown} text=${streamed} streaming=${true} />`}
     ${
       message.error &&
-      html`<p class="message-error" role="alert" data-type=${message.error.type}>
-        ${message.error.message}
-        ${message.error.type === NOT_CONFIGURED && html` <button type="button" class="link-button provider-configure" onClick=${openSettings}>Configure provider</button>`}
-      </p>`
+      html`<${TurnError}
+        error=${message.error}
+        provider=${store.provider.value}
+        onRetry=${retry}
+      />`
     }
     ${message.finish === "interrupted" && html`<p class="message-interrupted">Interrupted</p>`}
     ${cut && html`<p class="message-cut" role="note">Cut off: Desk stopped before this answer was finished.</p>`}
+    ${retry && !message.error && html`<div class="message-error-actions"><button type="button" class="message-retry" onClick=${retry}>Retry</button></div>`}
     <${TurnUsage} thread=${thread} messageId=${message.id} />
     <${TurnChanges} thread=${thread} messageId=${message.id} />
   </article>`

@@ -3,19 +3,21 @@
 // when the next step starts or streams (the store clears `thread.retry`).
 
 import { useEffect, useState } from "preact/hooks"
+import { plainError } from "./error-words.js"
 import { html } from "./html.js"
+import { openSettings } from "./settings-dialog.js"
 
 /** Whole seconds left until `at`, never negative (rounded up: "1 s" until the moment itself). */
 export const secondsLeft = (at, now = Date.now()) => Math.max(0, Math.ceil((at - now) / 1000))
 
-export function retryText(retry, now = Date.now()) {
+export function retryText(retry, now = Date.now(), provider = null) {
   const left = secondsLeft(retry.at, now)
   const when = left > 0 ? `Retrying in ${left} s` : "Retrying now"
-  const message = retry.error?.message ?? ""
+  const message = retry.error ? plainError(retry.error, provider).text : ""
   return `${when} (attempt ${retry.attempt})${message ? `: ${message}` : ""}`
 }
 
-export function RetryBanner({ thread }) {
+export function RetryBanner({ thread, store }) {
   const retry = thread.retry.value
   const [now, setNow] = useState(Date.now())
   useEffect(() => {
@@ -29,7 +31,10 @@ export function RetryBanner({ thread }) {
     return () => clearInterval(timer)
   }, [retry])
   if (!retry) return null
+  const provider = store?.provider.value ?? null
+  const settings = retry.error && plainError(retry.error, provider).settings
   return html`<div class="chat-retry" role="status" data-at=${retry.at}>
-    ${retryText(retry, now)}
+    <span class="chat-retry-text">${retryText(retry, now, provider)}</span>
+    ${settings && html` <button type="button" class="link-button provider-configure" onClick=${openSettings}>Open settings</button>`}
   </div>`
 }

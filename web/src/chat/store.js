@@ -271,6 +271,7 @@ export function createChatStore({ request }) {
   const listState = signal(/** @type {ThreadState} */ ("idle"))
   // GET /api/config/provider (never the key), null until read.
   const provider = signal(/** @type {Record<string, any> | null} */ (null))
+  const online = signal(0) // counts the event stream's (re)connections
   /** @type {Map<string, Thread>} */
   const threads = new Map()
   // Session list merging: a list read never undoes a live change made after it started.
@@ -480,6 +481,7 @@ export function createChatStore({ request }) {
   /** One event from the stream: durable ones carry `seq` and `data` (Event.to_json()). */
   function handle(type, properties) {
     if (!properties || typeof properties !== "object") return
+    if (type === "server.connected") online.value += 1
     if (type === "provider.config.updated") {
       loadProvider().catch(() => null) // the event says little; the route says all but the key
       return
@@ -583,6 +585,7 @@ export function createChatStore({ request }) {
 
   return {
     provider,
+    online,
     sendPrompt,
     compactNow,
     interrupt,
