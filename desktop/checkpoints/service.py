@@ -24,7 +24,7 @@ from desktop.checkpoints.diff import FileChange, changed, with_patches
 from desktop.checkpoints.history import Step
 from desktop.checkpoints.revert import conflicts, write
 from desktop.checkpoints.shadow import ShadowRepo, ShadowRepos
-from desktop.checkpoints.snapshot import ignored, snapshot
+from desktop.checkpoints.snapshot import TooLarge, ignored, snapshot
 from desktop.events import errors
 from desktop.events.bus import DurableBus, draft
 from desktop.events.errors import SessionError
@@ -35,6 +35,7 @@ from desktop.store import sessions as q
 
 _log = logging.getLogger("desk.checkpoints")
 
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's id of the tree with nothing
 MAX_LISTED = 500  # files a step's record lists (the rest are counted): the page's summary
 FORK_TITLE = "Fork of {title}"
 
@@ -87,12 +88,17 @@ class Checkpoints:
         """A snapshot of the directory now; None when it cannot be taken (logged: a turn
         never fails for its checkpoint)."""
         repo = self.repos.of(directory)
+        if repo.off:
+            return None
         try:
             async with repo.lock:
                 return await snapshot(repo)
+        except TooLarge as exc:
+            repo.off = True
+            _log.warning("checkpoints are off for a directory too large to record: %s", exc)
         except Exception:
             _log.exception("no snapshot of %s", directory)
-            return None
+        return None
 
     async def record(self, directory: str, start: str, end: str) -> dict[str, Any] | None:
         try:
@@ -175,7 +181,7 @@ class Checkpoints:
             expected = {path: span.end for path, span in spans.items()}
             for revert in s.pending:  # files a pending revert wrote: as it left them
                 expected.update(dict.fromkeys(revert["restored"], revert["after"]))
-            current = await snapshot(repo)
+            current = await _current(repo)
             clashing = await conflicts(repo, current, expected)
             targets = {
                 path: span.start for path, span in spans.items() if force or path not in clashing
@@ -210,7 +216,7 @@ class Checkpoints:
                 for path in revert["restored"]:
                     targets.setdefault(path, revert["before"])  # before the first of them
                     expected[path] = revert["after"]
-            current = await snapshot(repo)
+            current = await _current(repo)
             clashing = await conflicts(repo, current, expected)
             targets = {p: t for p, t in targets.items() if p not in clashing}
             data = {"before": current, "restored": sorted(targets), "conflicts": clashing}
@@ -239,7 +245,7 @@ class Checkpoints:
     async def _finish(self, repo: ShadowRepo, session_id: str, intent: dict[str, Any]) -> None:
         key = checkpoint_key("intent", session_id)
         await write(repo, intent["targets"])
-        data = {**intent["data"], "after": await snapshot(repo)}
+        data = {**intent["data"], "after": await _current(repo)}
 
         def done(conn: sqlite3.Connection) -> None:
             q.kv_delete(conn, key)
@@ -292,6 +298,17 @@ class Checkpoints:
             drafts.append(draft(new, "session.message.copied", {"message": copy}))
         await self.bus.publish(drafts)
         return new
+
+
+async def _current(repo: ShadowRepo) -> str:
+    """The directory's snapshot now; in a directory too large to record (which then has no
+    step records either, so nothing to write) the empty tree."""
+    if not repo.off:
+        try:
+            return await snapshot(repo)
+        except TooLarge:
+            repo.off = True
+    return EMPTY_TREE
 
 
 def forked_from(conn: sqlite3.Connection, session_id: str) -> dict[str, object] | None:

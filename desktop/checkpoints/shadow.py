@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -35,6 +36,11 @@ _CONFIG = (
     ("advice.addEmbeddedRepo", "false"),
     ("advice.addIgnoredFile", "false"),
 )
+
+
+def _shared_folders() -> set[str]:
+    """Folders that hold everything rather than a project: never recorded."""
+    return {os.path.realpath(p) for p in ("/", os.path.expanduser("~"), tempfile.gettempdir())}
 
 
 def repo_name(directory: str) -> str:
@@ -60,6 +66,9 @@ class ShadowRepo:
         self.private = private  # Desk's own folders (the data dir): never snapshotted
         self.git_dir = root / repo_name(directory)
         self.lock = asyncio.Lock()
+        # Not recorded: a shared folder (the home folder, /, the temp dir) or one over the
+        # first snapshot's limits.
+        self.off = directory in _shared_folders()
         self._ready = False
         self.env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),

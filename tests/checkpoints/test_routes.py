@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
+from desktop.checkpoints import snapshot as snapshot_module
 from desktop.config import Settings
 from desktop.server.app import create_app
 from tests.checkpoints.support import git_dir_sums, make_project, tree_sums
@@ -213,3 +214,16 @@ async def test_a_fork_copies_the_history_up_to_the_message_into_a_new_session(
         await messages(agent, AUTH, sid)
     )
     assert tree_sums(project) == files
+
+
+async def test_a_folder_too_large_to_record_runs_its_turn_and_a_revert_only_hides_messages(
+    agent: TestClient, fake: FakeProvider, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(snapshot_module, "MAX_FIRST_FILES", 2)
+    project, sid, mid = await edited_project(agent, fake, tmp_path)
+    assert not [m for m in await messages(agent, AUTH, sid) if m.get("checkpoint")]
+    status, body = await call(agent, "POST", f"/api/session/{sid}/revert", {"message_id": mid})
+    assert status == 200
+    assert (body["data"]["restored"], body["data"]["conflicts"]) == ([], [])
+    assert (project / "b.txt").exists()  # nothing was recorded, so nothing is written back
+    assert all(m.get("reverted") for m in await messages(agent, AUTH, sid))

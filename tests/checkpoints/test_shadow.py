@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -129,3 +130,18 @@ async def test_a_folder_that_is_not_a_git_repository_works_the_same(tmp_path: Pa
 
 async def test_an_unchanged_folder_gives_the_same_snapshot(repo: ShadowRepo) -> None:
     assert await snapshot(repo) == await snapshot(repo)
+
+
+async def test_a_folder_over_the_first_snapshots_limits_is_not_recorded(
+    project: Path, repo: ShadowRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(snapshot_module, "MAX_FIRST_FILES", 1)
+    with pytest.raises(snapshot_module.TooLarge):
+        await snapshot(repo)
+    assert not (repo.git_dir / "index").exists()
+
+
+def test_the_home_folder_the_root_and_the_temp_dir_are_never_recorded(tmp_path: Path) -> None:
+    for shared in ("/", os.path.realpath(os.path.expanduser("~")), tempfile.gettempdir()):
+        assert ShadowRepo(tmp_path, os.path.realpath(shared)).off
+    assert not ShadowRepo(tmp_path, str(tmp_path)).off
