@@ -117,6 +117,9 @@ class SessionRunner:
         self.on_interrupt = tuple(on_interrupt)
         self._tasks: dict[str, asyncio.Task[None]] = {}
         self._flags: dict[str, TurnFlags] = {}
+        # The step whose tools run now, with its turn's trees: an interrupt records what
+        # the tools changed before they were stopped.
+        self._running: dict[str, tuple[str, TurnTracker]] = {}
         self._woken: set[str] = set()
         self._aux: set[asyncio.Task[Any]] = set()
         self._closing = False
@@ -212,6 +215,7 @@ class SessionRunner:
             if self._tasks.get(session_id) is asyncio.current_task():
                 del self._tasks[session_id]
                 self._flags.pop(session_id, None)
+                self._running.pop(session_id, None)
             await asyncio.shield(self._status(session_id))
             if session_id in self._woken and not self._closing:
                 self._woken.discard(session_id)
@@ -242,6 +246,11 @@ class SessionRunner:
         if snap is None:
             return
         await settle(self.bus, session_id, snap.messages, None, cancelled=True)
+        running = self._running.pop(session_id, None)
+        mark = None if running is None else await running[1].after_tools()
+        if running is not None and mark is not None:
+            ended = {"message_id": running[0], "finish": "interrupted", "checkpoint": mark}
+            await self.bus.publish(draft(session_id, "session.step.ended", ended))
         await self.bus.publish(
             draft(session_id, "session.execution.interrupted", {"reason": "user"})
         )
@@ -338,7 +347,9 @@ class SessionRunner:
                     turn = self.checkpoints.turn(snap.directory)
                 if turn is not None:
                     await turn.before_tools()
+                    self._running[session_id] = (outcome.message_id, turn)
                 await self.tools.run(session_id, snap.directory, outcome.calls, flags)
+                self._running.pop(session_id, None)
                 mark = None if turn is None else await turn.after_tools()
             end_data: dict[str, Any] = {"message_id": outcome.message_id, "finish": outcome.finish}
             if mark is not None:

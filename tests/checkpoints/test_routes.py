@@ -227,3 +227,25 @@ async def test_a_folder_too_large_to_record_runs_its_turn_and_a_revert_only_hide
     assert (body["data"]["restored"], body["data"]["conflicts"]) == ([], [])
     assert (project / "b.txt").exists()  # nothing was recorded, so nothing is written back
     assert all(m.get("reverted") for m in await messages(agent, AUTH, sid))
+
+
+async def test_what_a_tool_changed_before_an_interrupt_is_recorded_and_reverted(
+    agent: TestClient, fake: FakeProvider, tmp_path: Path
+) -> None:
+    project = make_project(tmp_path / "project")
+    go = tmp_path / "go"
+    command = f"echo changed > a.txt; while [ ! -e {go} ]; do sleep 0.05; done"
+    fake.script(tool_call_reply(Call("w", "shell", {"command": command})), text_reply("never"))
+    sid = await new_session(agent, AUTH, str(project))
+    mid = await prompt(agent, AUTH, sid, "change and wait")
+    await wait_for(lambda: _busy(agent, sid), what="the waiting shell call")
+    await wait_for(
+        lambda: (project / "a.txt").read_text() == "changed\n", what="the command's change"
+    )
+    _, body = await call(agent, "POST", f"/api/session/{sid}/interrupt", {})
+    assert body["data"]["interrupted"] is True
+    await until_idle(agent, AUTH, sid)
+    _, changes = await call(agent, "GET", f"/api/session/{sid}/changes?message_id={mid}")
+    assert [f["path"] for f in changes["data"]["files"]] == ["a.txt"]
+    await call(agent, "POST", f"/api/session/{sid}/revert", {"message_id": mid})
+    assert (project / "a.txt").read_text() == "alpha\nbeta\ngamma\n"
