@@ -13,6 +13,7 @@ import { ContextMeter } from "./context-meter.js"
 import { PermissionModeSwitch, PermissionPrompts } from "./permission-card.js"
 import { RevertDialog, SessionChanges } from "./changes.js"
 import { DiffDialog } from "./diff-view.js"
+import { atBottom, LatestButton, settleAtBottom, unreadAfter } from "./follow.js"
 import {
   elementScroll,
   measureElement,
@@ -164,6 +165,45 @@ function MessageList({ store, thread, busy }) {
   }
   useLayoutEffect(maybeLoadOlder, [ids])
 
+  // Following the person: at the bottom the newest message is seen (and followed as it
+  // grows); above it, the "↓ Latest" button counts what arrived since.
+  const [place, setPlace] = useState({ bottom: true, top: false })
+  const seen = useRef(null)
+  const lastId = ids[ids.length - 1] ?? null
+  const onScroll = () => {
+    maybeLoadOlder()
+    const el = scroller.current
+    if (!el) return
+    const next = { bottom: atBottom(el), top: el.scrollTop <= 1 }
+    if (next.bottom) seen.current = idsRef.current[idsRef.current.length - 1] ?? null
+    if (next.bottom !== place.bottom || next.top !== place.top) setPlace(next)
+  }
+  const jump = () => {
+    seen.current = idsRef.current[idsRef.current.length - 1] ?? null
+    setPlace({ bottom: true, top: false })
+    settleAtBottom(scroller.current)
+  }
+  const newest = useRef(lastId)
+  useLayoutEffect(() => {
+    const was = newest.current
+    newest.current = lastId
+    if (!lastId || lastId === was) return
+    if (place.bottom || seen.current === null) seen.current = lastId
+    // The person's own prompt (sent here or in another window): show the new exchange.
+    if (was !== null && thread.messages.get(lastId)?.peek()?.type === "user") jump()
+  }, [lastId])
+  const onKeyDown = (event) => {
+    if (
+      event.key === "End" &&
+      !event.shiftKey &&
+      !event.altKey &&
+      event.target === scroller.current
+    ) {
+      event.preventDefault()
+      jump()
+    }
+  }
+
   const onClick = (event) => {
     const button = event.target.closest?.(".code-copy")
     if (button) copyCode(button)
@@ -172,12 +212,13 @@ function MessageList({ store, thread, busy }) {
   const items = v.getVirtualItems()
   const state = thread.state.value
   return html`<div class="chat-older" aria-live="polite">
-      ${older.loading ? "Loading older messages…" : older.done && ids.length > 0 ? "Beginning of the session" : ""}
+      ${older.loading ? "Loading older messages…" : older.done && ids.length > 0 && place.top ? "Beginning of the session" : ""}
     </div>
     <div
       class="chat-scroll"
       ref=${scroller}
-      onScroll=${maybeLoadOlder}
+      onScroll=${onScroll}
+      onKeyDown=${onKeyDown}
       onClick=${onClick}
       tabindex="0"
       aria-label="Messages"
@@ -211,6 +252,9 @@ function MessageList({ store, thread, busy }) {
           )}
         </div>
       </div>
+    </div>
+    <div class="chat-latest-bar">
+      ${!place.bottom && ids.length > 0 && html`<${LatestButton} unread=${unreadAfter(ids, seen.current)} onClick=${jump} />`}
     </div>`
 }
 
