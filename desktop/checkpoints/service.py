@@ -12,15 +12,17 @@ with the old files and messages, or the new ones.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import desktop.checkpoints.history as history
 from desktop.checkpoints.diff import FileChange, changed, with_patches
+from desktop.checkpoints.git import GitError
 from desktop.checkpoints.history import Step
 from desktop.checkpoints.revert import conflicts, write
 from desktop.checkpoints.shadow import ShadowRepo, ShadowRepos
@@ -42,6 +44,7 @@ FORK_TITLE = "Fork of {title}"
 
 @dataclass(frozen=True)
 class _Session:
+    id: str
     directory: str
     title: str
     busy: bool
@@ -125,6 +128,7 @@ class Checkpoints:
                 raise errors.session_not_found(session_id)
             pending = q.kv_get(conn, checkpoint_key("pending", session_id))
             return _Session(
+                session_id,
                 str(found["directory"]),
                 str(found["title"]),
                 found["status"] == "busy",
@@ -154,14 +158,15 @@ class Checkpoints:
         if not steps:
             return []
         repo = self.repos.of(s.directory)
-        spans = history.file_spans(steps, await self._paths(repo, steps))
-        grouped: dict[tuple[str, str], list[str]] = {}
-        for path, span in spans.items():
-            grouped.setdefault((span.start, span.end), []).append(path)
-        out: list[FileChange] = []
-        for (start, end), paths in grouped.items():
-            files = await changed(repo, start, end, paths)
-            out.extend(await with_patches(repo, start, end, files))
+        with _unavailable(s.directory):
+            spans = history.file_spans(steps, await self._paths(repo, steps))
+            grouped: dict[tuple[str, str], list[str]] = {}
+            for path, span in spans.items():
+                grouped.setdefault((span.start, span.end), []).append(path)
+            out: list[FileChange] = []
+            for (start, end), paths in grouped.items():
+                files = await changed(repo, start, end, paths)
+                out.extend(await with_patches(repo, start, end, files))
         return [f.to_json() for f in sorted(out, key=lambda f: f.path)]
 
     # Revert and unrevert ------------------------------------------------------------------
@@ -175,6 +180,12 @@ class Checkpoints:
         if s.busy:
             raise errors.busy(session_id)
         repo = self.repos.of(s.directory)
+        with _unavailable(s.directory):
+            return await self._revert(repo, s, index, message_id, force, preview)
+
+    async def _revert(
+        self, repo: ShadowRepo, s: _Session, index: int, message_id: str, force: bool, preview: bool
+    ) -> dict[str, object]:
         async with repo.lock:
             steps = history.live_steps(s.messages, index)
             spans = history.file_spans(steps, await self._paths(repo, steps))
@@ -199,7 +210,7 @@ class Checkpoints:
                 "restored": result["restored"],
                 "conflicts": result["conflicts"],
             }
-            await self._carry_out(repo, session_id, "session.reverted", data, targets)
+            await self._carry_out(repo, s.id, "session.reverted", data, targets)
         return result
 
     async def unrevert(self, session_id: str) -> dict[str, object]:
@@ -209,6 +220,10 @@ class Checkpoints:
         if not s.pending:
             raise errors.nothing_to_unrevert(session_id)
         repo = self.repos.of(s.directory)
+        with _unavailable(s.directory):
+            return await self._unrevert(repo, s)
+
+    async def _unrevert(self, repo: ShadowRepo, s: _Session) -> dict[str, object]:
         async with repo.lock:
             targets: dict[str, str] = {}
             expected: dict[str, str] = {}
@@ -220,7 +235,7 @@ class Checkpoints:
             clashing = await conflicts(repo, current, expected)
             targets = {p: t for p, t in targets.items() if p not in clashing}
             data = {"before": current, "restored": sorted(targets), "conflicts": clashing}
-            await self._carry_out(repo, session_id, "session.unreverted", data, targets)
+            await self._carry_out(repo, s.id, "session.unreverted", data, targets)
         return {"restored": data["restored"], "conflicts": clashing}
 
     async def _carry_out(
@@ -298,6 +313,18 @@ class Checkpoints:
             drafts.append(draft(new, "session.message.copied", {"message": copy}))
         await self.bus.publish(drafts)
         return new
+
+
+@contextlib.contextmanager
+def _unavailable(directory: str) -> Iterator[None]:
+    """git failing, or the directory gone: a 409 that names it (a revert cut short by it
+    is finished at the next start, from its intent)."""
+    try:
+        yield
+    except (GitError, OSError) as exc:
+        raise SessionError(
+            409, "checkpoint.unavailable", f"The checkpoints of {directory!r} failed: {exc}"
+        ) from exc
 
 
 async def _current(repo: ShadowRepo) -> str:

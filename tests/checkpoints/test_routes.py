@@ -249,3 +249,20 @@ async def test_what_a_tool_changed_before_an_interrupt_is_recorded_and_reverted(
     assert [f["path"] for f in changes["data"]["files"]] == ["a.txt"]
     await call(agent, "POST", f"/api/session/{sid}/revert", {"message_id": mid})
     assert (project / "a.txt").read_text() == "alpha\nbeta\ngamma\n"
+
+
+async def test_a_session_whose_folder_is_gone_answers_409_and_changes_nothing(
+    agent: TestClient, fake: FakeProvider, tmp_path: Path
+) -> None:
+    project, sid, mid = await edited_project(agent, fake, tmp_path)
+    moved = tmp_path / "moved"
+    project.rename(moved)
+    before = await log(agent, AUTH, sid)
+    for method, path, body in (
+        ("POST", f"/api/session/{sid}/revert", {"message_id": mid}),
+        ("GET", f"/api/session/{sid}/changes?message_id={mid}", None),
+    ):
+        status, answer = await call(agent, method, path, body)
+        assert (status, answer["error"]["type"]) == (409, "checkpoint.unavailable")
+    assert await log(agent, AUTH, sid) == before
+    assert (moved / "b.txt").exists()
