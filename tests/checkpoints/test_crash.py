@@ -51,6 +51,7 @@ def restored_count(root: Path, start: dict[str, tuple[str, int]]) -> int:
     return count
 
 
+@pytest.mark.soak  # 4,000 files reverted around a kill -9: the slowest test outside the browser
 async def test_a_kill_mid_revert_of_many_files_ends_with_the_whole_revert_after_restart(
     settings: Settings, fake: FakeProvider, tmp_path: Path
 ) -> None:
