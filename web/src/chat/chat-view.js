@@ -14,6 +14,7 @@ import { PermissionModeSwitch, PermissionPrompts } from "./permission-card.js"
 import { RevertDialog, SessionChanges } from "./changes.js"
 import { DiffDialog } from "./diff-view.js"
 import { atBottom, LatestButton, settleAtBottom, unreadAfter } from "./follow.js"
+import { SessionMark } from "./waiting.js"
 import {
   elementScroll,
   measureElement,
@@ -265,7 +266,7 @@ export function ChatView({ store }) {
   const busy = session.status === "busy"
   return html`<div class="chat" data-session=${session.id}>
     <header class="chat-header">
-      <${SessionStatusIcon} status=${session.status} />
+      <${SessionMark} session=${session} Icon=${SessionStatusIcon} />
       <div class="chat-heading">
         <h2 class="chat-title">${session.title || "Untitled"}</h2>
         <div class="chat-folder" title=${session.directory}><bdi>${session.directory}</bdi></div>

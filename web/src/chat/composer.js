@@ -7,6 +7,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks"
 import { clearDraft, loadDraft, saveDraft } from "./drafts.js"
 import { html } from "./html.js"
+import { useWaitingCalls } from "./waiting.js"
 
 /** The box grows with its text up to this many pixels, then scrolls. */
 export const COMPOSER_MAX_HEIGHT = 240
@@ -22,6 +23,7 @@ export function isSendKey(event) {
 export function Composer({ store, session }) {
   const sessionId = session.id
   const busy = session.status === "busy"
+  const waiting = useWaitingCalls(sessionId).length > 0
   const [text, setText] = useState(() => loadDraft(sessionId))
   const [sending, setSending] = useState(false)
   const [error, setError] = useState(null)
@@ -104,7 +106,8 @@ export function Composer({ store, session }) {
     onSubmit=${(e) => (e.preventDefault(), send())}
     aria-label="Prompt"
   >
-    ${busy && html`<p class="composer-hint" role="status">The agent is working. A message sent now is queued until this turn ends.</p>`}
+    ${waiting && html`<p class="composer-hint composer-waiting" role="status">Waiting for you: the agent asks permission above. Allow or deny it to go on.</p>`}
+    ${busy && !waiting && html`<p class="composer-hint" role="status">The agent is working. A message sent now is queued until this turn ends.</p>`}
     <div class="composer-row">
       <textarea
         ref=${box}

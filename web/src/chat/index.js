@@ -66,7 +66,10 @@ export function mountChat({ connection, sidebar, chat, toggle, openTerminal = as
   })
   toggle.addEventListener("click", () => setLayout({ collapsed: !layout.value.collapsed }))
 
-  render(html`<${Sidebar} store=${store} nav=${sidebar} />`, sidebar)
+  render(
+    html`<${ChatLinks.Provider} value=${links}><${Sidebar} store=${store} nav=${sidebar} /><//>`,
+    sidebar,
+  )
   render(html`<${ChatLinks.Provider} value=${links}><${ChatView} store=${store} /><//>`, chat)
   // The settings dialog has a root of its own: a modal inside a hidden (folded) sidebar or
   // chat area would not show.

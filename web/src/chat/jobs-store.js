@@ -142,8 +142,10 @@ export function createJobsStore({ request }) {
       sessions.delete(sid)
       return
     }
-    const s = sessions.get(sid)
-    if (!s) return // not shown yet: its first read brings everything
+    // Not shown yet: its first read brings everything, but a question asked now is kept, so
+    // the sidebar and the window title can say the session waits for the person.
+    const s = sessions.get(sid) ?? (kind === "session.permission.asked" ? of(sid) : null)
+    if (!s) return
     if (kind === "session.job.updated") s.upsert(data.job, ++clock)
     else if (kind === "session.permission.asked")
       s.ask({ ...data, time: { created: properties.created ?? Date.now() } })

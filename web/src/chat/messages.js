@@ -7,6 +7,7 @@ import { html } from "./html.js"
 import { ToolStatusIcon } from "./icons.js"
 import { decorate, renderMarkdownCached, StreamingMarkdown } from "./markdown.js"
 import { retryPrompt, TurnError } from "./error-words.js"
+import { useToolMark } from "./waiting.js"
 import { shellCommand, ToolBadge, ToolLiveInput, toolStatus } from "./tool-card.js"
 import { TurnUsage } from "./usage.js"
 import { ToolLinks } from "./job-links.js"
@@ -46,20 +47,23 @@ function brief(input) {
 function ToolPart({ part, thread }) {
   const [open, setOpen] = useState(false)
   const status = toolStatus(part)
+  const mark = useToolMark(part, thread?.sessionId)
   const input = part.state?.input
   const command = shellCommand(part)
   return html`<details
     class="part-tool"
     data-status=${status}
+    data-mark=${mark}
     data-call=${part.id}
     onToggle=${(e) => setOpen(e.currentTarget.open)}
   >
     <summary>
-      <${ToolStatusIcon} status=${status} />
+      <${ToolStatusIcon} status=${mark} />
       <span class="tool-name">${part.name}</span>
       <span class="tool-brief">${command ?? brief(input)}</span>
+      ${mark === "waiting" && html`<span class="tool-waiting">Waiting for you</span>`}
       <${ToolBadge} part=${part} />
-      <${ToolLinks} part=${part} />
+      ${mark !== "waiting" && html`<${ToolLinks} part=${part} />`}
     </summary>
     ${
       open &&

@@ -6,7 +6,7 @@
 // that hide or reorder text (controls, bidi controls, zero-width) are shown as ⟨U+XXXX⟩ with a
 // warning, diffs keep their lines, and a command says how many lines it has.
 
-import { useState } from "preact/hooks"
+import { useEffect, useRef, useState } from "preact/hooks"
 import { html } from "./html.js"
 import { useLinks } from "./job-links.js"
 
@@ -149,7 +149,15 @@ function PermissionCard({ request, sessionId }) {
       setBusy(false)
     }
   }
+  const card = useRef(null)
+  useEffect(() => {
+    // The person continues here: unless they are typing a prompt, the answer has the focus.
+    const typing =
+      document.activeElement?.matches?.("textarea, input") && document.activeElement.value
+    if (!typing) card.current?.querySelector("button[data-reply='once']")?.focus()
+  }, [])
   return html`<section
+    ref=${card}
     class="permission-card"
     data-call=${request.call_id}
     data-tool=${request.tool}

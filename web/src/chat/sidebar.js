@@ -7,6 +7,8 @@ import { html } from "./html.js"
 import { SessionStatusIcon } from "./icons.js"
 import { nativeFolderDialog, pickFolder } from "./folder.js"
 import { SettingsButton } from "./settings-dialog.js"
+import { useLinks } from "./job-links.js"
+import { SessionMark, useWaitingTitle } from "./waiting.js"
 
 const LAYOUT_KEY = "desk.sidebar"
 export const SIDEBAR_MIN = 160
@@ -251,7 +253,7 @@ function SessionItem({ store, session, active, onDelete }) {
               onDblClick=${start}
               title=${session.directory ? `${title} — ${session.directory}` : title}
             >
-              <${SessionStatusIcon} status=${session.status} />
+              <${SessionMark} session=${session} Icon=${SessionStatusIcon} />
               <span class="session-title">${title}</span>
             </button>
             <span class="session-actions">
@@ -281,6 +283,11 @@ function SessionItem({ store, session, active, onDelete }) {
 
 export function Sidebar({ store, nav }) {
   const [dialog, setDialog] = useState(null) // null | {kind: "new"} | {kind: "delete", session}
+  const links = useLinks()
+  const waitingCount = links
+    ? store.sessions.value.filter((s) => links.jobs.of(s.id).permissions.value.length > 0).length
+    : 0
+  useWaitingTitle(waitingCount)
   const sessions = store.sessions.value.filter((s) => !s.parent_id)
   const children = new Map()
   for (const s of store.sessions.value)
