@@ -272,9 +272,15 @@ class SessionRunner:
             settled = await settle(self.bus, session_id, snap.messages, self.jobs)
             if settled.adopt:
                 await self.tools.run(session_id, snap.directory, settled.adopt, flags)
+                adopted: tuple[str, dict[str, Any]] = ("", {})
+                if self.checkpoints is not None:  # what the adopted calls changed
+                    adopted = await self.checkpoints.adopted_step(session_id, snap.directory)
                 ended = [
                     draft(
-                        session_id, "session.step.ended", {"message_id": m, "finish": "tool_calls"}
+                        session_id,
+                        "session.step.ended",
+                        {"message_id": m, "finish": "tool_calls"}
+                        | ({"checkpoint": adopted[1]} if adopted[1] and m == adopted[0] else {}),
                     )
                     for m in dict.fromkeys(c.message_id for c in settled.adopt)
                 ]
@@ -344,9 +350,9 @@ class SessionRunner:
             if outcome.calls:
                 await self.tools.announce(session_id, outcome.calls)
                 if turn is None and self.checkpoints is not None:
-                    turn = self.checkpoints.turn(snap.directory)
+                    turn = self.checkpoints.turn(session_id, snap.directory)
                 if turn is not None:
-                    await turn.before_tools()
+                    await turn.before_tools(outcome.message_id)
                     self._running[session_id] = (outcome.message_id, turn)
                 await self.tools.run(session_id, snap.directory, outcome.calls, flags)
                 self._running.pop(session_id, None)

@@ -54,22 +54,29 @@ class _Session:
 
 class TurnTracker:
     """One turn's trees: the one before its first step that may write, then each step's
-    end (the next step's start)."""
+    end (the next step's start). The running step's start is also kept in kv
+    (`checkpoint.step/<session>`), so a successor that adopts the step's calls after a kill
+    can record what they changed."""
 
-    def __init__(self, checkpoints: Checkpoints, directory: str) -> None:
+    def __init__(self, checkpoints: Checkpoints, session_id: str, directory: str) -> None:
         self._checkpoints = checkpoints
+        self._session_id = session_id
         self._directory = directory
         self._tree: str | None = None
 
-    async def before_tools(self) -> None:
+    async def before_tools(self, message_id: str) -> None:
         if self._tree is None:
             self._tree = await self._checkpoints.capture(self._directory)
+        if self._tree is not None:
+            step = {"message_id": message_id, "start": self._tree}
+            await self._checkpoints.remember_step(self._session_id, step)
 
     async def after_tools(self) -> dict[str, Any] | None:
         """The step's record for `session.step.ended` (None: it changed nothing)."""
         start = self._tree
         end = await self._checkpoints.capture(self._directory)
         self._tree = end
+        await self._checkpoints.remember_step(self._session_id, None)
         if start is None or end is None or start == end:
             return None
         return await self._checkpoints.record(self._directory, start, end)
@@ -84,8 +91,32 @@ class Checkpoints:
         self.repos = ShadowRepos(root, private)
 
     # The runner's side ------------------------------------------------------------------
-    def turn(self, directory: str) -> TurnTracker:
-        return TurnTracker(self, directory)
+    def turn(self, session_id: str, directory: str) -> TurnTracker:
+        return TurnTracker(self, session_id, directory)
+
+    async def remember_step(self, session_id: str, step: dict[str, str] | None) -> None:
+        key = checkpoint_key("step", session_id)
+
+        def write(conn: sqlite3.Connection) -> None:
+            if step is None:
+                q.kv_delete(conn, key)
+            else:
+                q.kv_set(conn, key, step, eventlog.now_ms())
+
+        await self.store.run(lambda: write(self.store.connection()))
+
+    async def adopted_step(self, session_id: str, directory: str) -> tuple[str, dict[str, Any]]:
+        """After a restart, once the adopted calls of a step a killed process ran have
+        ended: (its message id, its record) from the start kept in kv ("" and {}: none)."""
+        key = checkpoint_key("step", session_id)
+        step = await self.store.run(lambda: q.kv_get(self.store.connection(), key))
+        if not isinstance(step, dict):
+            return "", {}
+        end = await self.capture(directory)
+        await self.remember_step(session_id, None)
+        start = str(step["start"])
+        mark = None if end is None or end == start else await self.record(directory, start, end)
+        return str(step["message_id"]), mark or {}
 
     async def capture(self, directory: str) -> str | None:
         """A snapshot of the directory now; None when it cannot be taken (logged: a turn

@@ -552,12 +552,14 @@ def _permission_replied(p: Projection, e: Event) -> None:
 def checkpoint_key(kind: str, session_id: str) -> str:
     """Checkpoint state in kv: `checkpoint.pending/<session>` (the reverts a prompt has
     not made final yet), `checkpoint.intent/<session>` (a revert being written),
-    `checkpoint.forked_from/<session>`."""
+    `checkpoint.forked_from/<session>`, `checkpoint.step/<session>` (the running step's
+    start)."""
     return f"checkpoint.{kind}/{session_id}"
 
 
 def _drop_checkpoints(conn: sqlite3.Connection, session_id: str) -> None:
-    keys = [(checkpoint_key(k, session_id),) for k in ("pending", "intent", "forked_from")]
+    kinds = ("pending", "intent", "forked_from", "step")
+    keys = [(checkpoint_key(k, session_id),) for k in kinds]
     conn.executemany("DELETE FROM kv WHERE key = ?", keys)
 
 

@@ -6,6 +6,7 @@ changes."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -125,3 +126,34 @@ async def test_two_turns_are_listed_reverted_across_a_kill_unreverted_and_forked
         assert git_dir_sums(project) == git_before
     finally:
         await service.kill()
+
+
+async def test_what_a_shell_call_changed_across_a_kill_is_recorded_by_the_successor(
+    settings: Settings, fake: FakeProvider, tmp_path: Path
+) -> None:
+    project = make_project(tmp_path / "project")
+    start_sums = tree_sums(project)
+    go = tmp_path / "go"
+    command = f"echo first > a.txt; while [ ! -e {go} ]; do sleep 0.05; done; echo new > c.txt"
+    fake.script(tool_call_reply(Call("sh", "shell", {"command": command})), text_reply("done"))
+    service = await start(tmp_path / "service.log")
+    sid = (await service.post("/api/session", {"directory": str(project)}))["id"]
+    mid = (await service.post(f"/api/session/{sid}/prompt", {"text": "run"}))["message_id"]
+    deadline = asyncio.get_running_loop().time() + 30
+    while (project / "a.txt").read_text() != "first\n":
+        assert asyncio.get_running_loop().time() < deadline, "the command never ran"
+        await asyncio.sleep(0.02)
+    await service.kill()
+    successor = await start(tmp_path / "service.log")
+    try:
+        go.touch()
+        while await successor.ended(sid) < 2:
+            assert asyncio.get_running_loop().time() < deadline + 30, "the turn never ended"
+            await asyncio.sleep(0.05)
+        await successor.idle(sid)
+        changes = await successor.get(f"/api/session/{sid}/changes?message_id={mid}")
+        assert sorted(f["path"] for f in changes["files"]) == ["a.txt", "c.txt"]
+        await successor.post(f"/api/session/{sid}/revert", {"message_id": mid})
+        assert tree_sums(project) == start_sums
+    finally:
+        await successor.kill()
