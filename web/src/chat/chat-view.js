@@ -10,6 +10,7 @@ import { RetryBanner } from "./retry-banner.js"
 import { ProviderNotice, SettingsButton } from "./settings-dialog.js"
 import { JobsPanel } from "./jobs-panel.js"
 import { ContextMeter } from "./context-meter.js"
+import { InstructionFiles, ModelPicker } from "./session-settings.js"
 import { PermissionModeSwitch, PermissionPrompts } from "./permission-card.js"
 import { RevertDialog, SessionChanges } from "./changes.js"
 import { DiffDialog } from "./diff-view.js"
@@ -271,7 +272,9 @@ export function ChatView({ store }) {
         <h2 class="chat-title">${session.title || "Untitled"}</h2>
         <div class="chat-folder" title=${session.directory}><bdi>${session.directory}</bdi></div>
       </div>
+      <${InstructionFiles} session=${session} />
       <${SessionChanges} key=${session.id} thread=${thread} />
+      <${ModelPicker} session=${session} store=${store} />
       <${ContextMeter} session=${session} store=${store} />
       <${PermissionModeSwitch} session=${session} />
       <${SettingsButton} />

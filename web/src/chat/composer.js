@@ -1,8 +1,9 @@
 // The prompt box under the messages. Enter sends, Shift+Enter is a new line, and a key that
 // ends an IME composition never sends. The draft is per session in localStorage (drafts.js),
-// cleared only when the service accepted the prompt. While the agent works a prompt is queued
-// behind the running turn (mode queue) and the box says so; the Stop button, or Escape in an
-// empty box, interrupts the turn.
+// cleared only when the service accepted the prompt. While the agent works a prompt is either
+// queued behind the running turn (Enter, mode queue) or steered into it, read at its next step
+// (Ctrl/Cmd+Enter, mode steer), and the placeholder says which key does which; the Stop
+// button, or Escape in an empty box, interrupts the turn.
 
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks"
 import { clearDraft, loadDraft, saveDraft } from "./drafts.js"
@@ -19,6 +20,15 @@ export function isSendKey(event) {
   // keyCode 229: the key went to the IME (Safari ends compositions with a plain Enter keydown).
   return !event.isComposing && event.keyCode !== 229
 }
+
+/** Ctrl+Enter (Cmd+Enter on a Mac), outside an IME composition: steer the running turn. */
+export function isSteerKey(event) {
+  if (event.key !== "Enter" || event.shiftKey || event.altKey) return false
+  if (!(event.ctrlKey || event.metaKey)) return false
+  return !event.isComposing && event.keyCode !== 229
+}
+
+export const BUSY_PLACEHOLDER = "Enter queues for after this turn · Ctrl+Enter steers it now"
 
 export function Composer({ store, session }) {
   const sessionId = session.id
@@ -57,13 +67,13 @@ export function Composer({ store, session }) {
     if (error) setError(null)
   }
 
-  const send = async () => {
+  const send = async (mode = "queue") => {
     const sent = text
     if (!sent.trim() || sending) return
     setSending(true)
     setError(null)
     try {
-      await store.sendPrompt(sessionId, sent)
+      await store.sendPrompt(sessionId, sent, mode)
       // Accepted (202): only now is the draft gone; text typed during the send stays.
       setText((current) => {
         const rest = current === sent ? "" : current
@@ -94,7 +104,10 @@ export function Composer({ store, session }) {
   const onKeyDown = (event) => {
     if (isSendKey(event) && !composing.current) {
       event.preventDefault()
-      send()
+      send("queue")
+    } else if (isSteerKey(event) && !composing.current) {
+      event.preventDefault()
+      send(busy ? "steer" : "queue")
     } else if (event.key === "Escape" && busy && !text) {
       event.preventDefault()
       stop()
@@ -103,11 +116,11 @@ export function Composer({ store, session }) {
 
   return html`<form
     class="composer"
-    onSubmit=${(e) => (e.preventDefault(), send())}
+    onSubmit=${(e) => (e.preventDefault(), send("queue"))}
     aria-label="Prompt"
   >
     ${waiting && html`<p class="composer-hint composer-waiting" role="status">Waiting for you: the agent asks permission above. Allow or deny it to go on.</p>`}
-    ${busy && !waiting && html`<p class="composer-hint" role="status">The agent is working. A message sent now is queued until this turn ends.</p>`}
+    ${busy && !waiting && html`<p class="composer-hint" role="status">The agent is working. A message sent now is queued until this turn ends, or steered into it with Ctrl+Enter.</p>`}
     <div class="composer-row">
       <textarea
         ref=${box}
@@ -119,7 +132,7 @@ export function Composer({ store, session }) {
         aria-label="Message the agent"
         aria-invalid=${error ? "true" : undefined}
         aria-describedby=${error ? "composer-error" : undefined}
-        placeholder=${busy ? "Queue a message…" : "Ask the agent… (Enter sends, Shift+Enter for a new line)"}
+        placeholder=${busy ? BUSY_PLACEHOLDER : "Ask the agent… (Enter sends, Shift+Enter for a new line)"}
         onInput=${(e) => edit(e.currentTarget.value)}
         oncompositionstart=${() => (composing.current = true)}
         oncompositionend=${() => (composing.current = false)}
@@ -137,7 +150,24 @@ export function Composer({ store, session }) {
           Stop
         </button>`
       }
-      <button type="submit" class="primary composer-send" disabled=${sending || !text.trim()}>
+      ${
+        busy &&
+        html`<button
+          type="button"
+          class="composer-steer"
+          onClick=${() => send("steer")}
+          disabled=${sending || !text.trim()}
+          title="Steer the running turn: the agent reads it at its next step (Ctrl+Enter)"
+        >
+          Steer
+        </button>`
+      }
+      <button
+        type="submit"
+        class="primary composer-send"
+        disabled=${sending || !text.trim()}
+        title=${busy ? "Queue for after this turn (Enter)" : "Send (Enter)"}
+      >
         ${busy ? "Queue" : "Send"}
       </button>
     </div>

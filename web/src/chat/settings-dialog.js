@@ -6,6 +6,8 @@
 import { signal } from "@preact/signals"
 import { useEffect, useRef, useState } from "preact/hooks"
 import { html } from "./html.js"
+import { RulesEditor } from "./rules-editor.js"
+import { EFFORTS, ModelOptions, loadModels } from "./session-settings.js"
 
 /** Open while true; any part of the UI may open it (the header button, the no-provider notice). */
 export const settingsOpen = signal(false)
@@ -22,8 +24,20 @@ export const PROVIDERS = [
 ]
 
 /** The PUT body for the form's values: only what the route takes, the key only when changed. */
-export function providerBody({ provider, baseUrl, model, apiKey, removeKey, contextWindow }) {
+export function providerBody({
+  provider,
+  baseUrl,
+  model,
+  apiKey,
+  removeKey,
+  contextWindow,
+  reasoningEffort,
+  includeReasoning,
+}) {
   const body = { provider, model: model.trim() }
+  if (reasoningEffort) body.reasoning_effort = reasoningEffort
+  if (provider === "groq" && typeof includeReasoning === "boolean")
+    body.include_reasoning = includeReasoning
   const url = baseUrl.trim()
   if (url) body.base_url = url
   const window = String(contextWindow ?? "").trim()
@@ -39,6 +53,13 @@ function SettingsForm({ store, onClose }) {
   const [baseUrl, setBaseUrl] = useState(saved?.base_url ?? "")
   const [model, setModel] = useState(saved?.model ?? "")
   const [contextWindow, setContextWindow] = useState(String(saved?.context_window ?? ""))
+  const [reasoningEffort, setReasoningEffort] = useState(saved?.reasoning_effort ?? "")
+  const [includeReasoning, setIncludeReasoning] = useState(saved?.include_reasoning ?? null)
+  const [models, setModels] = useState(null)
+  const [listError, setListError] = useState(null)
+  useEffect(() => {
+    if (saved?.configured) loadModels().then(setModels, (e) => setListError(e.message))
+  }, [])
   const [apiKey, setApiKey] = useState("")
   const [removeKey, setRemoveKey] = useState(false)
   const [error, setError] = useState(null)
@@ -52,7 +73,16 @@ function SettingsForm({ store, onClose }) {
     setError(null)
     try {
       await store.saveProvider(
-        providerBody({ provider, baseUrl, model, apiKey, removeKey, contextWindow }),
+        providerBody({
+          provider,
+          baseUrl,
+          model,
+          apiKey,
+          removeKey,
+          contextWindow,
+          reasoningEffort,
+          includeReasoning,
+        }),
       )
       onClose()
     } catch (e) {
@@ -98,12 +128,37 @@ function SettingsForm({ store, onClose }) {
     <input
       id="provider-model"
       name="model"
+      list="provider-model-list"
       autocomplete="off"
       spellcheck="false"
       value=${model}
       required
       onInput=${(e) => setModel(e.currentTarget.value)}
     />
+    <${ModelOptions} id="provider-model-list" models=${models} error=${listError} />
+    <label for="provider-effort">Reasoning effort</label>
+    <select
+      id="provider-effort"
+      name="reasoning_effort"
+      value=${reasoningEffort}
+      onChange=${(e) => setReasoningEffort(e.currentTarget.value)}
+    >
+      <option value="">The server's default (not sent)</option>
+      ${EFFORTS.map((v) => html`<option key=${v} value=${v}>${v}</option>`)}
+    </select>
+    ${
+      provider === "groq" &&
+      html`<label class="checkbox-label" for="provider-include-reasoning">
+        <input
+          id="provider-include-reasoning"
+          name="include_reasoning"
+          type="checkbox"
+          checked=${includeReasoning !== false}
+          onChange=${(e) => setIncludeReasoning(e.currentTarget.checked)}
+        />
+        Show the reasoning of gpt-oss models (include_reasoning)
+      </label>`
+    }
     <label for="provider-context-window"
       >Context window <span class="optional">(tokens; empty: ask the provider)</span></label
     >
@@ -190,6 +245,7 @@ export function SettingsDialog({ store }) {
     }
     ${open && !error && !loaded && html`<p class="placeholder">Loading…</p>`}
     ${open && loaded && html`<${SettingsForm} store=${store} onClose=${close} />`}
+    ${open && loaded && html`<${RulesEditor} />`}
     ${open && version && html`<p class="hint settings-version">Desk ${version}</p>`}
   </dialog>`
 }

@@ -525,6 +525,14 @@ export function createChatStore({ request }) {
     return data
   }
 
+  /** Sets the session's own settings (model, reasoning_effort, context_window); the session
+   * comes back with them. */
+  async function patchSession(id, body) {
+    const { data } = await request("PATCH", `/api/session/${enc(id)}`, body)
+    if (data) changeSession(id, (s) => ({ ...s, model: data.model, context: data.context }))
+    return data
+  }
+
   async function deleteSession(id) {
     await request("DELETE", `/api/session/${enc(id)}`)
     removeSession(id)
@@ -606,6 +614,7 @@ export function createChatStore({ request }) {
     resync,
     createSession,
     renameSession,
+    patchSession,
     deleteSession,
     editMessage,
   }
