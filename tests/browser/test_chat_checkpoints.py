@@ -49,10 +49,10 @@ def test_a_turns_diff_revert_with_confirmation_undo_and_fork_from_the_page(
     dialog = page.locator(".diff-dialog")
     expect(dialog).to_be_visible()
     edit = dialog.locator(".diff-file[data-path='a.txt']")
-    expect(edit.locator(".diff-add")).to_have_text("+BETA")
-    expect(edit.locator(".diff-del")).to_have_text("-beta")
+    expect(edit.locator(".diff-add .diff-text")).to_have_text("+BETA")
+    expect(edit.locator(".diff-del .diff-text")).to_have_text("-beta")
     added = dialog.locator(".diff-file[data-path='b.html']")
-    expect(added.locator(".diff-add")).to_have_text("+" + MARKUP)
+    expect(added.locator(".diff-add .diff-text")).to_have_text("+" + MARKUP)
     expect(dialog.locator("img")).to_have_count(0)  # the file's markup stays text
     assert page.evaluate("() => window.__pwned") is None
     dialog.get_by_role("button", name="Close").click()

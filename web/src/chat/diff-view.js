@@ -6,6 +6,7 @@ import { signal } from "@preact/signals"
 import { useEffect, useRef, useState } from "preact/hooks"
 import { api } from "../api.js"
 import { html } from "./html.js"
+import { UnifiedDiff } from "./unified-diff.js"
 
 const enc = encodeURIComponent
 const STATUS = { added: "A", modified: "M", deleted: "D" }
@@ -17,28 +18,14 @@ export function openDiff(sessionId, messageId, title) {
   shown.value = { sessionId, messageId, title }
 }
 
-/** A patch line's kind: hunk header, addition, deletion, file header or context. */
-export function lineKind(line) {
-  if (line.startsWith("@@")) return "hunk"
-  if (line.startsWith("+++") || line.startsWith("---")) return "meta"
-  if (line.startsWith("+")) return "add"
-  if (line.startsWith("-")) return "del"
-  if (/^(diff --git|index |old mode|new mode|new file|deleted file|similarity|Binary)/.test(line))
-    return "meta"
-  return "ctx"
-}
+export { lineKind } from "./unified-diff.js"
 
 function Patch({ file }) {
   if (file.patch === null || file.patch === undefined)
     return html`<p class="hint diff-binary">
       ${file.too_large ? "The diff is too large to show." : "Binary file: no text diff."}
     </p>`
-  const lines = file.patch.replace(/\n$/, "").split("\n")
-  return html`<pre class="diff-patch">
-${lines.map(
-      (line, i) =>
-        html`<span key=${i} class=${`diff-line diff-${lineKind(line)}`}>${line || " "}</span>`,
-    )}</pre>`
+  return html`<${UnifiedDiff} patch=${file.patch} />`
 }
 
 function FileDiff({ file }) {

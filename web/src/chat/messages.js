@@ -8,6 +8,7 @@ import { ToolStatusIcon } from "./icons.js"
 import { decorate, renderMarkdownCached, StreamingMarkdown } from "./markdown.js"
 import { retryPrompt, TurnError } from "./error-words.js"
 import { useToolMark } from "./waiting.js"
+import { editPatch, UnifiedDiff, writePatch } from "./unified-diff.js"
 import { shellCommand, ToolBadge, ToolLiveInput, toolStatus } from "./tool-card.js"
 import { TurnUsage } from "./usage.js"
 import { ToolLinks } from "./job-links.js"
@@ -44,10 +45,21 @@ function brief(input) {
   return (first ?? JSON.stringify(input)).slice(0, 120)
 }
 
+/** An edit or write call's change as a patch, from its input (null: not one, or unreadable). */
+function changeOf(part) {
+  const input = part.state?.input
+  if (!input || typeof input !== "object") return null
+  if (part.name === "edit" && typeof input.old === "string" && typeof input.new === "string")
+    return editPatch(input.old, input.new)
+  if (part.name === "write" && typeof input.content === "string") return writePatch(input.content)
+  return null
+}
+
 function ToolPart({ part, thread }) {
   const [open, setOpen] = useState(false)
   const status = toolStatus(part)
   const mark = useToolMark(part, thread?.sessionId)
+  const change = open ? changeOf(part) : null
   const input = part.state?.input
   const command = shellCommand(part)
   return html`<details
@@ -69,9 +81,14 @@ function ToolPart({ part, thread }) {
       open &&
       html`<div class="tool-body">
         <${ToolLiveInput} thread=${thread} part=${part} />
-        <div class="tool-label">Input</div>
-        <pre class="plain">
-${typeof input === "string" ? input : JSON.stringify(input, null, 2)}</pre>
+        ${
+          change
+            ? html`<div class="tool-label">${part.name === "write" ? "Written" : "Change"}</div>
+                <${UnifiedDiff} patch=${change} />`
+            : html`<div class="tool-label">Input</div>
+                <pre class="plain">
+${typeof input === "string" ? input : JSON.stringify(input, null, 2)}</pre>`
+        }
         ${
           part.state?.content !== undefined &&
           html`<div class="tool-label">Output</div>

@@ -9,6 +9,7 @@
 import { useEffect, useRef, useState } from "preact/hooks"
 import { html } from "./html.js"
 import { useLinks } from "./job-links.js"
+import { numberedLines, UnifiedDiff } from "./unified-diff.js"
 
 // C0/C1 controls (not tab or newline), bidi controls and marks, zero-width and other
 // invisible format characters: each can make the card show something else than what runs.
@@ -65,26 +66,16 @@ function Shown({ text }) {
 
 /** A unified diff as lines, each tagged add/del/hunk/meta/context for colouring. */
 export function diffLines(diff) {
-  return String(diff ?? "")
-    .split("\n")
-    .map((text) => {
-      let kind = "context"
-      if (text.startsWith("+++") || text.startsWith("---")) kind = "meta"
-      else if (text.startsWith("@@")) kind = "hunk"
-      else if (text.startsWith("+")) kind = "add"
-      else if (text.startsWith("-")) kind = "del"
-      return { kind, text }
-    })
+  return numberedLines(diff).map(({ kind, text }) => ({
+    kind: kind === "ctx" ? "context" : kind,
+    text,
+  }))
 }
 
+const shown = (text) => html`<${Shown} text=${text} />`
+
 function Diff({ diff }) {
-  return html`<pre class="plain permission-diff">
-${diffLines(diff).map(
-      (line) =>
-        html`<span class=${`diff-line diff-${line.kind}`}
-          ><${Shown} text=${line.text} />${"\n"}</span
-        >`,
-    )}</pre>`
+  return html`<${UnifiedDiff} patch=${diff} show=${shown} className="permission-diff" />`
 }
 
 function Command({ command }) {
