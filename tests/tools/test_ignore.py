@@ -9,10 +9,12 @@ from pathlib import Path
 import pytest
 
 from desktop.tools.base import ToolContext, run_tool
+from desktop.tools.files import ReadTool
 from desktop.tools.ignore import Ignores, decide, parse_lines
 from desktop.tools.search import GlobTool, GrepTool
 
 GLOB = GlobTool()
+READ = ReadTool()
 RG = shutil.which("rg")
 
 
@@ -126,3 +128,23 @@ def test_a_deeper_gitignore_can_re_include_and_the_info_exclude_counts(workspace
     assert not ignores.ignored(workspace / "docs" / "readme.txt", False)
     assert ignores.ignored(workspace / "docs" / "other.txt", False)
     assert ignores.ignored(workspace / "secret-notes", True)
+
+
+@pytest.mark.parametrize("engine", ["ripgrep", "python"])
+async def test_paths_a_deny_rule_hides_are_left_out_of_every_answer(
+    workspace: Path, engine: str
+) -> None:
+    (workspace / ".env").write_text("KEY=hidden-value\n")
+    (workspace / "app.py").write_text("KEY = 'shown-value'\n")
+    ctx = ToolContext(root=workspace, hidden=lambda path: path.endswith(".env"))
+    tool = grep_tools()[0 if engine == "ripgrep" else 1]
+    found = await run_tool(tool, {"pattern": "KEY", "include_ignored": True}, ctx)
+    assert paths(found.output) == ["app.py"]
+    assert "hidden-value" not in found.output
+    listed = await run_tool(GLOB, {"pattern": "*", "include_ignored": True}, ctx)
+    assert paths(listed.output) == ["app.py"]
+    folder = await run_tool(READ, {"path": "."}, ctx)
+    assert folder.output.splitlines() == ["app.py"]
+    refused = await run_tool(READ, {"path": ".env"}, ctx)
+    assert refused.error
+    assert "hidden-value" not in refused.output
