@@ -211,7 +211,7 @@ export class TerminalManager {
    * (folder, group, title, position in the strip). */
   async restart(id) {
     const tab = this.tabs.get(id)
-    if (!tab || tab.running) return null
+    if (!tab || tab.running || tab.info.job) return null // an agent's command is never re-run
     const info = tab.info
     const body = { command: info.command, args: info.args ?? [], title: tab.title }
     if (info.cwd) body.cwd = info.cwd

@@ -235,10 +235,16 @@ export class TerminalTab {
     const exited = !this.running
     if (exited) {
       const code = this.link.exitCode ?? this.info.exit_code
-      const name = basename(this.info.command) || "The program"
+      // An agent's command is the agent's to run again: its tab offers Close only (a restart
+      // by hand would repeat it, `rm -f` included).
+      const job = Boolean(this.info.job)
+      const name = job ? "The agent's command" : basename(this.info.command) || "The program"
       const text =
-        code === null || code === undefined ? `${name} exited` : `${name} exited with code ${code}`
+        code === null || code === undefined
+          ? `${name} ${job ? "finished" : "exited"}`
+          : `${name} ${job ? "finished" : "exited"} with code ${code}`
       if (this.exitText.textContent !== text) this.exitText.textContent = text
+      this.restartButton.hidden = job
       this.restartButton.setAttribute("aria-label", `Restart ${this.title}`)
       // Nothing will be typed here any more: no cursor. A local write after the replay (the
       // stream has ended); a reset by a later replay shows it again, so it is redone then.
