@@ -170,8 +170,8 @@ def _start_locked(settings: Settings) -> dict[str, object]:
     registration, notes = _current(settings)
     if registration is not None:
         return {**registration.to_dict(), **notes, "already_running": True}
-    owner = current_owner(settings.data_dir)
-    if owner is not None and _health(owner.url, owner.token) is not None:
+    owner = _unmanaged_owner(settings)
+    if owner is not None:
         # A `desk serve` started by hand holds this data dir: use it (never a second writer).
         return {**owner.to_dict(), **notes, "already_running": True, "managed": False}
     orphans = _stop_orphans(settings, timeout=10.0)
@@ -192,6 +192,15 @@ def _start_locked(settings: Settings) -> dict[str, object]:
     if orphans:
         result["orphans_stopped"] = orphans
     return result
+
+
+def _unmanaged_owner(settings: Settings) -> ServiceRegistration | None:
+    """The healthy service holding the data dir when it is not ours to manage (one of ours
+    that lost its registration is an orphan: stopped and replaced instead)."""
+    owner = current_owner(settings.data_dir)
+    if owner is None or owner.pid in desk_serve_pids(settings.data_dir, settings.runtime_dir):
+        return None
+    return owner if _health(owner.url, owner.token) is not None else None
 
 
 def _preferred_port(settings: Settings) -> int:

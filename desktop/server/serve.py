@@ -81,15 +81,15 @@ async def _serve_claimed(settings: Settings, host: str, port: int, claim: DataDi
     bound_port = _bound_port(runner, port)
     url_host = f"[{host}]" if ":" in host else host
     ready = {"url": f"http://{url_host}:{bound_port}", "token": token, "pid": os.getpid()}
-    claim.publish(ServiceRegistration(os.getpid(), str(ready["url"]), token, time.time()))
-    sys.stdout.write(json.dumps(ready) + "\n")
-    sys.stdout.flush()
-    log.info("serving on http://%s:%s (pid %s)", url_host, bound_port, os.getpid())
-
+    # Before the ready line: a SIGTERM sent the moment it is read must drain, not kill.
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
+    claim.publish(ServiceRegistration(os.getpid(), str(ready["url"]), token, time.time()))
+    sys.stdout.write(json.dumps(ready) + "\n")
+    sys.stdout.flush()
+    log.info("serving on http://%s:%s (pid %s)", url_host, bound_port, os.getpid())
     try:
         await stop.wait()
     finally:
