@@ -32,7 +32,11 @@ async def test_a_created_session_is_listed_fetched_renamed_and_shaped_as_the_api
         "status",
         "time",
         "permission_mode",
+        "model",
+        "context",
     }
+    assert session["model"] == {"id": ""}  # the provider's model until one is chosen
+    assert session["context"] == {"used": 0}  # no request yet, no window known
     assert session["title"] == "Work"
     assert session["status"] == "idle"
     real = await asyncio.to_thread(os.path.realpath, tmp_path)
