@@ -11,6 +11,7 @@ import { clampWidth, layout, setLayout, Sidebar } from "./sidebar.js"
 import { createChatStore } from "./store.js"
 import { createJobsStore } from "./jobs-store.js"
 import { ChatLinks } from "./job-links.js"
+import { installChatKeys, KeyboardHelp } from "./keyboard.js"
 import "./chat.css"
 
 const ACTIVE_KEY = "desk.chat.active"
@@ -76,5 +77,9 @@ export function mountChat({ connection, sidebar, chat, toggle, openTerminal = as
   const settings = document.body.appendChild(document.createElement("div"))
   settings.className = "settings-root"
   render(html`<${SettingsDialog} store=${store} />`, settings)
+  const help = document.body.appendChild(document.createElement("div"))
+  help.className = "keyboard-help-root"
+  render(html`<${KeyboardHelp} />`, help)
+  installChatKeys({ store, newSession: () => dispatchEvent(new CustomEvent("desk:new-session")) })
   return store
 }

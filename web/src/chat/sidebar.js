@@ -9,6 +9,7 @@ import { nativeFolderDialog, pickFolder } from "./folder.js"
 import { SettingsButton } from "./settings-dialog.js"
 import { useLinks } from "./job-links.js"
 import { SessionMark, useWaitingTitle } from "./waiting.js"
+import { focusPrompt } from "./keyboard.js"
 
 const LAYOUT_KEY = "desk.sidebar"
 export const SIDEBAR_MIN = 160
@@ -121,6 +122,7 @@ function NewSessionDialog({ store, onClose }) {
       }
       store.select(session.id)
       onClose()
+      focusPrompt()
     } catch (e) {
       setError(e.message)
       setBusy(false)
@@ -183,8 +185,13 @@ function DeleteDialog({ store, session, onClose }) {
   const confirm = async (event) => {
     event.preventDefault()
     try {
+      const wasActive = store.activeId.value === session.id
       await store.deleteSession(session.id)
+      // The person continues in the next session (or creates one).
+      const next = store.sessions.value.find((s) => !s.parent_id && s.id !== session.id)
+      if (wasActive && next) store.select(next.id)
       onClose()
+      focusPrompt()
     } catch (e) {
       setError(e.message)
     }
@@ -241,8 +248,8 @@ function SessionItem({ store, session, active, onDelete }) {
             value=${session.title}
             ref=${(el) => el && el.focus()}
             onKeyDown=${(e) => {
-              if (e.key === "Enter") finish(e.currentTarget.value, true)
-              else if (e.key === "Escape") finish("", false)
+              if (e.key === "Enter") finish(e.currentTarget.value, true).then(() => focusPrompt())
+              else if (e.key === "Escape") finish("", false).then(() => focusPrompt())
             }}
             onBlur=${(e) => finish(e.currentTarget.value, true)}
           />`
@@ -288,6 +295,15 @@ export function Sidebar({ store, nav }) {
     ? store.sessions.value.filter((s) => links.jobs.of(s.id).permissions.value.length > 0).length
     : 0
   useWaitingTitle(waitingCount)
+  // Alt+N (keyboard.js) asks for the new-session dialog, with the sidebar shown.
+  useEffect(() => {
+    const open = () => {
+      if (layout.value.collapsed) setLayout({ collapsed: false })
+      setDialog({ kind: "new" })
+    }
+    addEventListener("desk:new-session", open)
+    return () => removeEventListener("desk:new-session", open)
+  }, [])
   const sessions = store.sessions.value.filter((s) => !s.parent_id)
   const children = new Map()
   for (const s of store.sessions.value)
