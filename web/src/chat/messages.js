@@ -153,6 +153,14 @@ function Editor({ message, onSave, onCancel }) {
   </form>`
 }
 
+/** The message before `message` is an assistant step of the same model (the same answer). */
+function continuesAnswer(thread, message) {
+  const ids = thread.ids.value
+  const at = ids.indexOf(message.id)
+  const before = at > 0 ? thread.message(ids[at - 1]) : null
+  return before?.type === "assistant" && before.model?.id === message.model?.id
+}
+
 function AssistantMessage({ message, thread, store, busy }) {
   const [editing, setEditing] = useState(false)
   const live = !message.time?.completed
@@ -176,15 +184,16 @@ function AssistantMessage({ message, thread, store, busy }) {
       : null
   const retry = again ? () => store.sendPrompt(thread.sessionId, again, "queue") : null
   const canEdit = editable(message) && !busy && message.content.some((p) => p.type === "text")
+  // One header per answer: a step that follows another step of the same model says nothing.
+  const continued = continuesAnswer(thread, message)
   return html`<article
     class="message msg-assistant"
     data-id=${message.id}
     data-reverted=${message.reverted ? "true" : undefined}
     aria-busy=${live ? "true" : undefined}
   >
-    <header class="message-meta">
-      <span class="message-role">${message.agent || "Assistant"}</span>
-      ${message.model?.id && html`<span class="message-model">${message.model.id}</span>`}
+    <header class="message-meta" data-continued=${continued ? "true" : undefined}>
+      ${!continued && html`<span class="message-model">${message.model?.id || "Assistant"}</span>`}
       <span class="header-spacer"></span>
       ${canEdit && !editing && html`<button type="button" class="link-button message-edit" onClick=${() => setEditing(true)}>Edit</button>`}
     </header>
