@@ -15,6 +15,9 @@ import pytest
 from desktop.config import Settings, load_settings
 from tests.support.bundle import EARLY_START, BundleBuild
 
+# The agent-with-fake-provider fixtures (`fake`, `agent`) every suite may use.
+pytest_plugins = ("tests.support.agent_app",)
+
 TESTS = Path(__file__).resolve().parent
 # Every test under these folders, or using these fixtures, carries the marker, whether or not
 # its module says so (`make check` leaves them out by marker).

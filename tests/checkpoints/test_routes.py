@@ -3,7 +3,6 @@ conflicts and `force`, every error of the contract changing nothing, busy refusa
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -11,31 +10,13 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from desktop.checkpoints import snapshot as snapshot_module
-from desktop.config import Settings
-from desktop.server.app import create_app
 from tests.checkpoints.support import git_dir_sums, make_project, tree_sums
-from tests.server.conftest import TOKEN, ClientFactory
-from tests.server.runner_support import configure, log, messages, new_session, prompt, until_idle
+from tests.server.conftest import TOKEN
+from tests.server.runner_support import log, messages, new_session, prompt, until_idle
 from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
-from tests.support.host import stop_host
 from tests.support.wait import wait_for
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    async with FakeProvider() as provider:
-        yield provider
-
-
-@pytest.fixture
-async def agent(
-    aiohttp_client: ClientFactory, settings: Settings, web_dist: Path, fake: FakeProvider
-) -> AsyncIterator[TestClient]:
-    configure(settings, fake.base_url)
-    yield await aiohttp_client(create_app(settings, token=TOKEN))
-    await stop_host(settings)
 
 
 async def turn(client: TestClient, sid: str, text: str) -> str:
@@ -45,7 +26,7 @@ async def turn(client: TestClient, sid: str, text: str) -> str:
     async def done() -> bool:
         events = await log(client, AUTH, sid)
         more = sum(e["type"] == "session.step.ended" for e in events) > ended
-        return more and (await until_idle(client, AUTH, sid))["status"] != "busy"
+        return more and str((await until_idle(client, AUTH, sid))["status"]) != "busy"
 
     await wait_for(done, what="the turn's end")
     return mid

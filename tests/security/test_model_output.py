@@ -3,20 +3,16 @@ turn, and any failure of a turn is a durable, visible `session.step.failed`."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from aiohttp.test_utils import TestClient
 
 from desktop.agent import runner as runner_module
-from desktop.config import Settings
 from desktop.provider.stream import TextDelta, ToolCall, parse_stream
-from desktop.server.app import create_app
-from tests.support.app import TOKEN, ClientFactory
+from tests.support.app import TOKEN
 from tests.support.fake_provider import FakeProvider, text_reply
 from tests.support.runner import (
-    configure,
     log,
     messages,
     new_session,
@@ -51,20 +47,6 @@ def test_a_lone_surrogate_in_a_chunk_becomes_a_replacement_character() -> None:
     assert "\ufffd" in call.arguments
     for value in (text.text, call.id, call.name, call.arguments):
         value.encode("utf-8")  # real text: storable, sendable
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    async with FakeProvider() as provider:
-        yield provider
-
-
-@pytest.fixture
-async def agent(
-    aiohttp_client: ClientFactory, settings: Settings, web_dist: Path, fake: FakeProvider
-) -> TestClient:
-    configure(settings, fake.base_url)
-    return await aiohttp_client(create_app(settings, token=TOKEN))
 
 
 async def test_a_lone_surrogate_in_the_answer_is_shown_as_a_replacement_and_the_turn_ends(

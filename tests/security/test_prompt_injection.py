@@ -13,7 +13,6 @@ around ask mode or to Desk's own secrets, reproduced as it was found, and shown 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +20,9 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from desktop.config import Settings
-from desktop.server.app import create_app
-from tests.support.app import TOKEN, ClientFactory
+from tests.support.app import TOKEN
 from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
-from tests.support.host import stop_host
 from tests.support.runner import (
-    configure,
     messages,
     new_session,
     prompt,
@@ -38,21 +34,6 @@ from tests.support.wait import wait_for
 HOOK = ".git/hooks/post-checkout"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 SECRET_TOKEN = "desk-secret-token-0123456789abcdefghij"
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    async with FakeProvider() as provider:
-        yield provider
-
-
-@pytest.fixture
-async def agent(
-    aiohttp_client: ClientFactory, settings: Settings, web_dist: Path, fake: FakeProvider
-) -> AsyncIterator[TestClient]:
-    configure(settings, fake.base_url)
-    yield await aiohttp_client(create_app(settings, token=TOKEN))
-    await stop_host(settings)
 
 
 async def set_ask(client: TestClient, sid: str) -> None:

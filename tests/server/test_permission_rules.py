@@ -12,20 +12,15 @@ strict fake as the model, real shell jobs in the PTY host.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from aiohttp.test_utils import TestClient
 
 from desktop.config import Settings
-from desktop.server.app import create_app
-from tests.support.app import TOKEN, ClientFactory
+from tests.support.app import TOKEN
 from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
-from tests.support.host import stop_host
 from tests.support.runner import (
-    configure,
     messages,
     new_session,
     prompt,
@@ -36,21 +31,6 @@ from tests.support.wait import wait_for
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 SECRET = "sk-live-0123456789-the-secret-value"
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    async with FakeProvider() as provider:
-        yield provider
-
-
-@pytest.fixture
-async def agent(
-    aiohttp_client: ClientFactory, settings: Settings, web_dist: Path, fake: FakeProvider
-) -> AsyncIterator[TestClient]:
-    configure(settings, fake.base_url)
-    yield await aiohttp_client(create_app(settings, token=TOKEN))
-    await stop_host(settings)
 
 
 async def put_rules(client: TestClient, rules: list[dict[str, str]]) -> dict[str, Any]:

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from aiohttp.test_utils import TestClient
 
-from desktop.config import Settings
-from desktop.server.app import create_app
-from tests.server.conftest import TOKEN, ClientFactory
+from tests.server.conftest import TOKEN
 from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
-from tests.support.runner import configure, new_session, prompt, until_event, until_idle
+from tests.support.runner import new_session, prompt, until_event, until_idle
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    async with FakeProvider() as provider:
-        yield provider
 
 
 @pytest.fixture
@@ -40,14 +31,6 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (folder / "AGENTS.md").write_text("APP: agents file")
     (folder / "CLAUDE.md").write_text("APP: claude file")
     return folder
-
-
-@pytest.fixture
-async def agent(
-    aiohttp_client: ClientFactory, settings: Settings, web_dist: Path, fake: FakeProvider
-) -> TestClient:
-    configure(settings, fake.base_url)
-    return await aiohttp_client(create_app(settings, token=TOKEN))
 
 
 def system_of(fake: FakeProvider, index: int) -> str:

@@ -38,12 +38,6 @@ from tests.support.runner import (
 
 
 @pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    async with FakeProvider() as provider:
-        yield provider
-
-
-@pytest.fixture
 async def agent(
     aiohttp_client: ClientFactory, settings: Settings, web_dist: Path, fake: FakeProvider
 ) -> TestClient:

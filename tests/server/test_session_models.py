@@ -3,37 +3,18 @@ shown in the session, carried by its requests and by its subagents' (the strict 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from aiohttp.test_utils import TestClient
 
 from desktop.config import Settings
 from desktop.provider.settings import ProviderConfigStore, parse_update
-from desktop.server.app import create_app
-from tests.server.runner_support import configure, log, new_session, prompt, until_idle
-from tests.support.app import TOKEN, ClientFactory
+from tests.server.runner_support import log, new_session, prompt, until_idle
+from tests.support.app import TOKEN
 from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
-from tests.support.host import stop_host
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    async with FakeProvider() as provider:
-        yield provider
-
-
-@pytest.fixture
-async def agent(
-    aiohttp_client: ClientFactory, settings: Settings, web_dist: Path, fake: FakeProvider
-) -> AsyncIterator[TestClient]:
-    configure(settings, fake.base_url)
-    yield await aiohttp_client(create_app(settings, token=TOKEN))
-    await stop_host(settings)
 
 
 async def patch(client: TestClient, sid: str, body: dict[str, Any]) -> tuple[int, Any]:

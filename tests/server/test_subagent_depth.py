@@ -5,44 +5,23 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import pytest
 from aiohttp.test_utils import TestClient
 
-from desktop.config import Settings
-from desktop.server.app import create_app
 from tests.server.runner_support import (
-    configure,
     messages,
     new_session,
     prompt,
     until_event,
     until_idle,
 )
-from tests.support.app import TOKEN, ClientFactory
+from tests.support.app import TOKEN
 from tests.support.fake_provider import Call, FakeProvider, Reply, text_reply, tool_call_reply
-from tests.support.host import stop_host
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 HELPER_ID = re.compile(r"helper session_id: (ses_[A-Za-z0-9]+)")
-
-
-@pytest.fixture
-async def fake() -> AsyncIterator[FakeProvider]:
-    async with FakeProvider() as provider:
-        yield provider
-
-
-@pytest.fixture
-async def agent(
-    aiohttp_client: ClientFactory, settings: Settings, web_dist: Path, fake: FakeProvider
-) -> AsyncIterator[TestClient]:
-    configure(settings, fake.base_url)
-    yield await aiohttp_client(create_app(settings, token=TOKEN))
-    await stop_host(settings)
 
 
 def tool_names(body: dict[str, Any]) -> set[str]:
