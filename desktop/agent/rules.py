@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from desktop.config import write_private_file
+from desktop.tools.ignore import glob_regex
 
 TOOLS = ("shell", "read", "write", "edit", "grep", "glob", "*")
 FILE_TOOLS = frozenset({"read", "write", "edit", "grep", "glob"})
@@ -83,33 +84,9 @@ DEFAULTS = _secret_rules()
 
 @lru_cache(maxsize=2048)
 def path_regex(pattern: str) -> re.Pattern[str]:
-    """A path glob as a regex: `**/` any folders (none too), `**` anything, `*` and `?`
-    within one path component, `[...]` a character class."""
-    pattern = pattern.removeprefix("./")
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out.append("(?:[^/]*/)*")
-            i += 3
-        elif pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif pattern[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif pattern[i] == "?":
-            out.append("[^/]")
-            i += 1
-        elif pattern[i] == "[" and "]" in pattern[i + 2 :]:
-            end = pattern.index("]", i + 2)
-            body = pattern[i + 1 : end].replace("\\", "\\\\")
-            out.append("[^" + body[1:] + "]" if body.startswith("!") else "[" + body + "]")
-            i = end + 1
-        else:
-            out.append(re.escape(pattern[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z", re.DOTALL)
+    """A path glob as a regex, read as the file tools read globs (`**/` any folders, none
+    too; `*` and `?` within one folder; `[...]` a class)."""
+    return glob_regex(pattern)
 
 
 @lru_cache(maxsize=2048)
