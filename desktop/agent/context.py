@@ -204,7 +204,7 @@ class Windows:
             value = {"window": window, "stated": stated}
             q.kv_set(conn, key, value, eventlog.now_ms())
 
-        await self._store.read(write)
+        await self._store.write(write)  # read-then-set in one transaction
 
 
 def session_context(conn: sqlite3.Connection, session_id: str) -> dict[str, object]:
