@@ -67,7 +67,7 @@ def test_a_background_job_shows_running_with_elapsed_time_then_done_and_its_noti
     expect(row.locator(".job-status")).to_have_attribute("aria-label", "Running")
     expect(row.locator(".job-title")).to_have_text("sleep 3; echo out-$((6*7))")
     elapsed = row.locator(".job-elapsed")
-    expect(elapsed).to_have_text(re.compile(r"^[0-3]s$"))
+    expect(elapsed).to_have_text(re.compile(r"^running [0-3] s$"))
     first = elapsed.inner_text()
     expect(elapsed).not_to_have_text(first)  # it ticks while the job runs
     expect(row).to_have_attribute("data-status", "running")
@@ -76,6 +76,8 @@ def test_a_background_job_shows_running_with_elapsed_time_then_done_and_its_noti
     expect(row).to_have_attribute("data-status", "completed", timeout=15000)
     expect(row.locator(".job-status")).to_have_attribute("aria-label", "Done")
     expect(row.locator(".job-cancel")).to_have_count(0)
+    expect(row.locator(".job-elapsed")).to_have_text(re.compile(r"^ran [0-9] s$"))
+    expect(page.locator(".jobs-panel")).not_to_have_attribute("open", "")  # nothing runs
 
     card = page.locator(".msg-notice[data-source='shell']")
     expect(card).to_have_count(1, timeout=15000)
@@ -127,7 +129,7 @@ def test_a_foreground_call_moves_to_the_background_from_the_panel(
     )
     row = job_row(page)
     expect(row).to_have_attribute("data-status", "running", timeout=15000)
-    expect(row.locator(".job-tag")).to_have_text("foreground")
+    expect(row.locator(".job-tag")).to_have_text("the turn waits for it")
     page.locator(".jobs-background").click()
     expect(row.locator(".job-tag")).to_have_count(0, timeout=15000)
     expect(page.locator(".jobs-background")).to_have_count(0)
@@ -239,6 +241,9 @@ def test_a_subagents_notice_card_and_job_row_open_the_child_session(
     expect(page.locator(".chat")).to_have_attribute("data-session", child)
 
     page.evaluate("(id) => window.__desk.selectSession(id)", sid)
+    # Nothing runs: the panel is collapsed; the person opens it.
+    expect(page.locator(".jobs-panel")).not_to_have_attribute("open", "")
+    page.locator(".jobs-panel summary").click()
     row.locator(".job-open-session").click()
     page.wait_for_function("(id) => window.__desk.chat().active === id", arg=child)
     assert fake_provider.invalid_count == 0

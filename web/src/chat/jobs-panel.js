@@ -21,6 +21,14 @@ function useNow(on) {
   return now
 }
 
+/** A duration as a person says it: "6 s", "2 min 05 s", "1 h 02 min". */
+export function spoken(ms) {
+  return elapsed(ms)
+    .replace(/(\d)h/, "$1 h")
+    .replace(/(\d)m\b/, "$1 min")
+    .replace(/(\d)s$/, "$1 s")
+}
+
 function JobRow({ job, sessionId, now }) {
   const links = useLinks()
   const [error, setError] = useState(null)
@@ -44,8 +52,10 @@ function JobRow({ job, sessionId, now }) {
     <span class="job-title" title=${job.title ?? ""}
       >${job.title || (job.type === "shell" ? "Command" : "Subagent")}</span
     >
-    ${!job.background && html`<span class="job-tag">foreground</span>`}
-    <span class="job-elapsed">${started && end ? elapsed(end - started) : ""}</span>
+    ${running && !job.background && html`<span class="job-tag">the turn waits for it</span>`}
+    <span class="job-elapsed"
+      >${started && end ? `${running ? "running" : "ran"} ${spoken(end - started)}` : ""}</span
+    >
     ${job.type === "shell" && html`<${TerminalButton} terminalId=${job.terminal_id} jobKey=${job.job_key ?? job.id} />`}
     ${job.type === "subagent" && html`<${SessionButton} childId=${job.child_id ?? job.id} />`}
     ${running && html`<button type="button" class="job-cancel" disabled=${cancelling} onClick=${cancel}>Cancel</button>`}
@@ -72,7 +82,9 @@ export function JobsPanel({ session }) {
       setError(e.message)
     }
   }
-  return html`<details class="jobs-panel" open>
+  // Collapsed while nothing runs; running jobs first.
+  const shown = [...running, ...list.filter((j) => j.status !== "running")]
+  return html`<details class="jobs-panel" open=${running.length > 0}>
     <summary>
       Jobs
       <span class="jobs-count"
@@ -87,7 +99,7 @@ export function JobsPanel({ session }) {
     }
     ${error && html`<p class="form-error" role="alert">${error}</p>`}
     <ul class="jobs-list" aria-label="Jobs">
-      ${list.map((job) => html`<${JobRow} key=${job.id} job=${job} sessionId=${session.id} now=${now} />`)}
+      ${shown.map((job) => html`<${JobRow} key=${job.id} job=${job} sessionId=${session.id} now=${now} />`)}
     </ul>
   </details>`
 }
