@@ -1,4 +1,4 @@
-"""Scroll that follows the person, in Chromium: a sent prompt brings
+"""Scroll that follows the person, in Chromium at 1280x800 and 880x600: a sent prompt brings
 the view to the real bottom, a growing answer is followed while the reader is at the bottom and
 not once they scrolled up, "↓ Latest" counts what arrived meanwhile and reaches the real bottom,
 End does too, and "Beginning of the session" shows only at the top."""
@@ -42,7 +42,7 @@ def long_answer(n: int) -> str:
     return "\n\n".join(f"Paragraph {i} of a long answer number {n}." for i in range(30))
 
 
-@pytest.mark.parametrize("size", [(1280, 800)])
+@pytest.mark.parametrize("size", [(1280, 800), (880, 600)])
 def test_the_view_follows_the_person_and_latest_counts_what_arrived_meanwhile(
     page: Page, service: Service, size: tuple[int, int]
 ) -> None:
@@ -66,7 +66,9 @@ def test_the_view_follows_the_person_and_latest_counts_what_arrived_meanwhile(
     expect(latest).to_have_text("↓ Latest")
     publish(service, sid, assistant("a_new1", long_answer(1)) + assistant("a_new2", "Short."))
     expect(latest).to_have_text("↓ Latest 2")
-    assert page.evaluate("() => document.querySelector('.chat-scroll').scrollTop") == top_before
+    # Where the person reads (a row measured meanwhile may move it by a few pixels).
+    top_after = page.evaluate("() => document.querySelector('.chat-scroll').scrollTop")
+    assert abs(top_after - top_before) < 20, (top_before, top_after)
     latest.click()
     page.wait_for_function(AT_BOTTOM)
     expect(latest).to_have_count(0)

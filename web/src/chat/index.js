@@ -12,11 +12,20 @@ import { createChatStore } from "./store.js"
 import { createJobsStore } from "./jobs-store.js"
 import { ChatLinks } from "./job-links.js"
 import { installChatKeys, KeyboardHelp } from "./keyboard.js"
+import { mountSplitter } from "./splitter.js"
 import "./chat.css"
 
 const ACTIVE_KEY = "desk.chat.active"
 
 export function mountChat({ connection, sidebar, chat, toggle, openTerminal = async () => false }) {
+  const terminalArea = document.getElementById("terminal-area")
+  if (terminalArea && chat.parentElement === terminalArea.parentElement)
+    mountSplitter({
+      body: chat.parentElement,
+      chat,
+      terminals: terminalArea,
+      header: document.querySelector(".app-header"),
+    })
   const request = (method, path, body) =>
     apiPayload(method, path, body === undefined ? {} : { body })
   const store = createChatStore({ request })
