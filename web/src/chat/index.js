@@ -13,6 +13,7 @@ import { createJobsStore } from "./jobs-store.js"
 import { ChatLinks } from "./job-links.js"
 import { installChatKeys, KeyboardHelp } from "./keyboard.js"
 import { mountSplitter } from "./splitter.js"
+import { groupInfo } from "../terminals/groups.js"
 import "./chat.css"
 
 const ACTIVE_KEY = "desk.chat.active"
@@ -86,6 +87,12 @@ export function mountChat({ connection, sidebar, chat, toggle, openTerminal = as
   const settings = document.body.appendChild(document.createElement("div"))
   settings.className = "settings-root"
   render(html`<${SettingsDialog} store=${store} />`, settings)
+  // The terminal strip names a session's group after it and opens its terminals in its folder.
+  effect(() => {
+    groupInfo.value = new Map(
+      store.sessions.value.map((s) => [s.id, { name: s.title || "Untitled", folder: s.directory }]),
+    )
+  })
   const help = document.body.appendChild(document.createElement("div"))
   help.className = "keyboard-help-root"
   render(html`<${KeyboardHelp} />`, help)

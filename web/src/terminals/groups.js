@@ -1,7 +1,17 @@
 // Terminal groups: terminals that share the API's `group` string (a workspace, a session) are
 // shown together. Terminals without one belong to the default group, whose key is null.
 
+import { signal } from "@preact/signals"
+
 export const DEFAULT_GROUP_LABEL = "Default"
+
+/** What the chat knows of a group named after a session: key -> {name, folder}. */
+export const groupInfo = signal(new Map())
+
+/** The folder a new terminal of group `key` opens in (its session's), or null. */
+export function groupFolder(key) {
+  return (key !== null && groupInfo.value.get(key)?.folder) || null
+}
 
 /** The group key of a terminal info: its non-empty `group` string, else null (the default). */
 export function groupKeyOf(info) {
@@ -10,7 +20,8 @@ export function groupKeyOf(info) {
 }
 
 export function groupLabel(key) {
-  return key ?? DEFAULT_GROUP_LABEL
+  if (key === null || key === undefined) return DEFAULT_GROUP_LABEL
+  return groupInfo.value.get(key)?.name || key
 }
 
 /**

@@ -9,7 +9,7 @@ import { api } from "../api.js"
 import { onThemeChange } from "../theme.js"
 import { confirmClose } from "./confirm.js"
 import { wireDrag } from "./drag.js"
-import { groupKeyOf, groupLabel, groupOrder } from "./groups.js"
+import { groupFolder, groupInfo, groupKeyOf, groupLabel, groupOrder } from "./groups.js"
 import { wireKeys } from "./keys.js"
 import { regroup } from "./reconcile.js"
 import { startRename } from "./rename.js"
@@ -89,6 +89,11 @@ export class TerminalManager {
       this.#renderTitle()
     })
     this.#showNotices()
+    // Groups are named after their sessions once the chat knows them.
+    effect(() => {
+      groupInfo.value
+      this.renderStrip()
+    })
     this.sync.start()
   }
 
@@ -151,6 +156,8 @@ export class TerminalManager {
     const size = this.store.paneSize.value
     if (size) body.size = { ...size }
     if (group !== null && group !== undefined) body.group = group
+    const folder = groupFolder(group) // a session's group: a new terminal opens in its folder
+    if (folder) body.cwd = folder
     try {
       const info = await api("POST", "/api/pty", { body })
       const tab = this.add(info)
@@ -264,6 +271,7 @@ export class TerminalManager {
       tab.show()
       this.#measure()
       tab.focus()
+      tab.tabEl.scrollIntoView({ block: "nearest", inline: "nearest" })
     }
     this.search.follow(tab)
     this.renderStrip()
