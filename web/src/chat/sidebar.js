@@ -341,7 +341,16 @@ export function Sidebar({ store, nav }) {
       </button>
     </div>
     ${store.listState.value === "error" && html`<p class="form-error" role="alert">Could not load sessions.</p>`}
-    ${sessions.length === 0 && store.listState.value === "ready" && html`<p class="placeholder">No sessions yet.</p>`}
+    ${
+      sessions.length === 0 &&
+      store.listState.value === "ready" &&
+      html`<div class="placeholder sessions-empty">
+        <p>No sessions yet. A session is a conversation with the agent about one folder.</p>
+        <button type="button" class="primary" onClick=${() => setDialog({ kind: "new" })}>
+          New session
+        </button>
+      </div>`
+    }
     <ul class="session-list" role="list">
       ${sessions.map((s) => item(s, 0))}
     </ul>

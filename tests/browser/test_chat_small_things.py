@@ -1,0 +1,66 @@
+"""Small things a person notices, in Chromium: the first screen's "No sessions yet." offers a
+New session button; the "exit 0" badge reads in full contrast in both themes; the native
+select follows the dark theme."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.browser.chat_helpers import _test_hooks
+from tests.support.chromium import sign_in
+from tests.support.service import Service
+
+pytestmark = pytest.mark.browser
+
+__all__ = ["_test_hooks"]
+
+LUMINANCE = """(colour) => {
+    const [r, g, b] = colour.match(/[0-9.]+/g).slice(0, 3).map((v) => {
+        const c = Number(v) / 255
+        return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4
+    })
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+}"""
+
+
+def test_no_sessions_yet_offers_a_button_that_opens_the_new_session_dialog(
+    page: Page, service: Service
+) -> None:
+    sign_in(page, service)
+    empty = page.locator(".sessions-empty")
+    expect(empty).to_contain_text("No sessions yet.")
+    empty.get_by_role("button", name="New session").click()
+    expect(page.locator("dialog.new-session-dialog")).to_be_visible()
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_exit_badge_and_the_select_follow_the_theme_in_full_contrast(
+    page: Page, service: Service, theme: str
+) -> None:
+    page.emulate_media(color_scheme=theme)  # type: ignore[arg-type]
+    sign_in(page, service)
+    page.evaluate(
+        """() => {
+            const badge = document.createElement('span')
+            badge.className = 'tool-exit'
+            badge.dataset.code = '0'
+            badge.textContent = 'exit 0'
+            const panel = document.createElement('div')
+            panel.className = 'msg-assistant chat'
+            const select = document.createElement('select')
+            select.append(new Option('Auto'))
+            panel.append(badge, select)
+            document.body.append(panel)
+        }"""
+    )
+    badge = page.locator(".tool-exit")
+    fg = page.evaluate(f"({LUMINANCE})", badge.evaluate("(e) => getComputedStyle(e).color"))
+    bg_colour = page.locator(".msg-assistant").evaluate(
+        "(e) => getComputedStyle(e).backgroundColor"
+    )
+    bg = page.evaluate(f"({LUMINANCE})", bg_colour)
+    ratio = (max(fg, bg) + 0.05) / (min(fg, bg) + 0.05)
+    assert ratio >= 7, ratio
+    select_bg = page.locator(".chat select").evaluate("(e) => getComputedStyle(e).backgroundColor")
+    assert (page.evaluate(f"({LUMINANCE})", select_bg) < 0.1) == (theme == "dark"), select_bg
