@@ -1,5 +1,5 @@
 """Small things a person notices, in Chromium: the first screen's "No sessions yet." offers a
-New session button; the "exit 0" badge reads in full contrast in both themes; the native
+"Start a session" button; the "exit 0" badge reads in full contrast in both themes; the native
 select follows the dark theme."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def test_no_sessions_yet_offers_a_button_that_opens_the_new_session_dialog(
     sign_in(page, service)
     empty = page.locator(".sessions-empty")
     expect(empty).to_contain_text("No sessions yet.")
-    empty.get_by_role("button", name="New session").click()
+    empty.get_by_role("button", name="Start a session").click()
     expect(page.locator("dialog.new-session-dialog")).to_be_visible()
 
 

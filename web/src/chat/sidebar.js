@@ -347,7 +347,7 @@ export function Sidebar({ store, nav }) {
       html`<div class="placeholder sessions-empty">
         <p>No sessions yet. A session is a conversation with the agent about one folder.</p>
         <button type="button" class="primary" onClick=${() => setDialog({ kind: "new" })}>
-          New session
+          Start a session
         </button>
       </div>`
     }
