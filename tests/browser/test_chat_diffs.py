@@ -34,7 +34,7 @@ def test_edit_and_write_cards_show_their_change_as_a_coloured_numbered_diff(
     page.emulate_media(color_scheme=theme)  # type: ignore[arg-type]
     sid = create_session(service, "Diffs")
     long_file = "".join(f"line {n}\n" for n in range(1, 451))
-    events = [
+    events: list[tuple[str, dict[str, Any]]] = [
         ("session.prompted", {"message_id": "u1", "text": "change things", "mode": "queue"}),
         ("session.step.started", {"message_id": "a1", "agent": "build", "model": MODEL}),
         *call("a1", "c_edit", "edit", {"path": "f.txt", "old": "one\ntwo", "new": "uno\ndos"}),
