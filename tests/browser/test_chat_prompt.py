@@ -340,7 +340,9 @@ def test_the_retry_banner_counts_down_then_goes_and_the_answer_shows(
     )
     send(page, "try hard")
     banner = page.locator(".chat-retry")
-    expect(banner).to_contain_text("(attempt 1): HTTP 429: Rate limit reached")
+    # In plain words, with the status and the provider's host.
+    expect(banner).to_contain_text("(attempt 1): The provider at 127.0.0.1:")
+    expect(banner).to_contain_text("is limiting requests (HTTP 429).")
     expect(page.locator(".msg-assistant .markdown")).to_have_text("Worth the wait.", timeout=15000)
     expect(banner).to_have_count(0)
     texts: list[str] = page.evaluate("() => window.__retryTexts")

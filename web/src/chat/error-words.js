@@ -36,8 +36,7 @@ export function plainError(error, provider) {
   else if (type === "provider.connection")
     text = `Desk could not reach the provider${at}. Check the base URL in the settings and that the provider is running.`
   else if (type === "provider.timeout") text = `The provider${at} stopped answering.`
-  else if (type === "provider.rate_limited")
-    text = `The provider${at} is limiting requests${code}. Wait a moment, then retry.`
+  else if (type === "provider.rate_limited") text = `The provider${at} is limiting requests${code}.`
   else if (type === "provider.server_error") text = `The provider${at} had a server error${code}.`
   else if (type === "provider.bad_request") text = `The provider${at} refused the request${code}.`
   else if (type === "provider.stream_cut" || type === "provider.stream_error")
