@@ -5,6 +5,7 @@ service, so it is back after a reload and after a kill -9 and restart of the ser
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -128,10 +129,10 @@ def test_an_edit_call_shows_its_diff_with_added_and_removed_lines(
     card = page.locator(".permission-card[data-call='call_1']")
     expect(card).to_be_visible(timeout=15000)
     expect(card.locator(".permission-tool")).to_have_text("edit")
-    expect(card.locator(".diff-del")).to_have_text(["-alpha\n"])
-    expect(card.locator(".diff-add")).to_have_text(["+beta\n"])
+    expect(card.locator(".diff-del .diff-text")).to_have_text(["-alpha"])
+    expect(card.locator(".diff-add .diff-text")).to_have_text(["+beta"])
     assert (tmp_path / "notes.txt").read_text() == "keep\nalpha\nend\n"  # not yet
-    card.get_by_role("button", name="Allow for this session").click()
+    card.get_by_role("button", name=re.compile(r"^Allow .* for this session$")).click()
     expect(page.locator(".part-tool")).to_have_attribute("data-status", "completed", timeout=15000)
     assert (tmp_path / "notes.txt").read_text() == "keep\nbeta\nend\n"
     assert fake_provider.invalid_count == 0
