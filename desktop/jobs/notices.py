@@ -133,7 +133,11 @@ def subagent_notice(job: Job, state: State, body: str | None = None) -> Notice:
 
 
 async def admit(
-    bus: DurableBus, notice: Notice, *, wake: Callable[[str], None] | None = None
+    bus: DurableBus,
+    notice: Notice,
+    *,
+    wake: Callable[[str], None] | None = None,
+    settles: Job | None = None,
 ) -> Admission:
     """Admit `notice` and acknowledge its job's row in one transaction; `wake` (the
     runner's) is called after an admission that should start a turn (whose claim the
@@ -149,7 +153,9 @@ async def admit(
     recoveries, deliver it once.
 
     Whether admitting wakes the session is the caller's rule (recovery admits without waking
-    an idle session, a live completion wakes it), so it is a parameter here.
+    an idle session, a live completion wakes it), so it is a parameter here. `settles` is a
+    job row left `running` by an earlier process: it ends in the notice's state in the same
+    transaction, so the jobs list never shows as running what the conversation says ended.
     """
     created = log.now_ms()
     data = {
@@ -169,6 +175,10 @@ async def admit(
             data={k: data[k] for k in ("text", "description", "metadata")},
             created=created,
         )
+        if settles is not None and settles.status == "running":
+            state = notice.metadata.get("state")
+            ended: model.Status = state if state in model.STATUSES else "cancelled"
+            model.write(conn, [settles.settled(ended, settles.output, settles.error)])
         model.acknowledge(conn, notice.message_id)
         if wake is not None:
             q.claim(conn, notice.session_id, created)  # busy from now: a turn is owed

@@ -121,9 +121,12 @@ class RestartRecovery:
     async def close(self) -> None:
         await self._tasks.close()
 
-    async def _admit(self, notice: Notice, report: Report | None, *, wake: bool) -> None:
+    async def _admit(
+        self, notice: Notice, report: Report | None, *, wake: bool, job: Job | None = None
+    ) -> None:
+        """Admit a job's notice; `job`, a row an earlier process left running, ends with it."""
         woken = self.turns.wake if wake and notice.session_id not in self._suspended else None
-        outcome = await notices.admit(self.bus, notice, wake=woken)
+        outcome = await notices.admit(self.bus, notice, wake=woken, settles=job)
         if report is not None:
             (report.admitted if outcome == "admitted" else report.acknowledged).append(
                 notice.message_id
@@ -209,9 +212,10 @@ class RestartRecovery:
         if state is not None and state.status == "exited" and self.host is not None:
             result = await self.host.job_result(r.job_key)
             if result.status == "exited":
-                await self._admit(notices.shell_result_notice(job, result), report, wake=False)
+                notice = notices.shell_result_notice(job, result)
+                await self._admit(notice, report, wake=False, job=job)
                 return
-        await self._admit(notices.stored_shell_notice(job), report, wake=False)
+        await self._admit(notices.stored_shell_notice(job), report, wake=False, job=job)
 
     async def _adopt(self, job: Job, r: ShellRecovery, host: ShellHost) -> None:
         results: dict[str, JobResult] = {}
@@ -265,7 +269,7 @@ class RestartRecovery:
         if not await self._count_resume(r.child_id):
             report.exhausted.append(r.child_id)
             notice = notices.subagent_notice(job, "error", RESUME_EXHAUSTED["message"])
-            await self._admit(notice, report, wake=True)
+            await self._admit(notice, report, wake=True, job=job)
             return
         await self.jobs.start(
             job_id=r.child_id,
