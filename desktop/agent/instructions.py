@@ -22,7 +22,7 @@ class InstructionFile:
     cut: bool
 
     def json(self) -> dict[str, object]:
-        return {"path": self.path, "bytes": self.size, "cut": self.cut}
+        return {"path": self.path, "bytes": self.size, "cut": self.cut, "text": self.text}
 
 
 def global_file(env: Mapping[str, str] | None = None) -> Path:

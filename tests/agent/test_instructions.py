@@ -59,7 +59,7 @@ def test_a_file_over_the_cap_is_cut_with_a_visible_note(tmp_path: Path) -> None:
     assert only.size == 100 * 1024
     assert only.text.startswith("x" * MAX_INSTRUCTION_BYTES)
     assert "Desk cut this file at 32 KiB of its 102400 bytes" in only.text
-    assert only.json() == {"path": str(big), "bytes": 102400, "cut": True}
+    assert only.json() == {"path": str(big), "bytes": 102400, "cut": True, "text": only.text}
 
 
 def test_the_rendered_section_is_byte_stable_and_names_each_file(tmp_path: Path) -> None:

@@ -134,8 +134,13 @@ export function InstructionFiles({ session }) {
     <ol>
       ${files.map(
         (f) =>
-          html`<li key=${f.path} title=${f.path}>
-            <bdi>${f.path}</bdi>${f.cut && html` <span class="hint">(cut at 32 KiB)</span>`}
+          html`<li key=${f.path}>
+            <details class="instruction-file">
+              <summary title=${f.path}>
+                <bdi>${f.path}</bdi>${f.cut && html` <span class="hint">(cut at 32 KiB)</span>`}
+              </summary>
+              <pre class="instruction-text">${f.text ?? ""}</pre>
+            </details>
           </li>`,
       )}
     </ol>
