@@ -119,22 +119,15 @@ class Fitter:
         used = self.accounting.used(session_id, profile.model, raw)
         if budget is not None and used > budget.threshold:
             try:
-                await self.compactor.compact(
-                    session_id,
-                    messages,
-                    budget,
-                    factor=factor,
-                    fixed=fixed + raw_tokens(pending) * factor,
-                    summarise=self._summarise(client),
-                    learn=self._learner(profile),
-                    reason="threshold",
+                fixed_here = fixed + raw_tokens(pending) * factor
+                await self._compact(
+                    session_id, messages, budget, factor, fixed_here, profile, client, "threshold"
                 )
             except CompactionFailed as exc:
                 if not exc.nothing or used > budget.usable:
                     raise
                 # Nothing left to compact, and it still fits: send it as it is.
                 return Prepared(view, window, raw, used)
-            self.accounting.forget(session_id)
             fresh = await self._history(session_id)
             view = model_view([*fresh, *pending], cap=output_cap(budget, factor))
             raw = raw_tokens(view, 0) + fixed
@@ -171,17 +164,9 @@ class Fitter:
             factor = max(factor, exc.requested / prepared.raw)
         messages = [m for m in await self._history(session_id) if m.get("id") != step_message]
         fixed = self._fixed(system, tools)
-        await self.compactor.compact(
-            session_id,
-            messages,
-            budget,
-            factor=factor,
-            fixed=fixed,
-            summarise=self._summarise(client),
-            learn=self._learner(profile),
-            reason="overflow",
+        await self._compact(
+            session_id, messages, budget, factor, fixed, profile, client, "overflow"
         )
-        self.accounting.forget(session_id)
         fresh = await self._history(session_id)
         view = model_view(fresh, cap=output_cap(budget, factor))
         raw = raw_tokens(view, 0) + fixed
@@ -203,6 +188,24 @@ class Fitter:
         raw = raw_tokens(model_view(messages), 0) + fixed
         used = int(raw * factor)
         budget = Budget(window) if window else Budget(max(int(used / 0.6), 2048))
+        goal = min(budget.target, int(used * 0.5))
+        await self._compact(
+            session_id, messages, budget, factor, fixed, profile, client, "manual", goal
+        )
+
+    async def _compact(
+        self,
+        session_id: str,
+        messages: Sequence[Mapping[str, Any]],
+        budget: Budget,
+        factor: float,
+        fixed: float,
+        profile: Profile,
+        client: ChatClient,
+        reason: str,
+        goal: int | None = None,
+    ) -> None:
+        """One compaction with this model's summariser; the token count starts over after."""
         await self.compactor.compact(
             session_id,
             messages,
@@ -211,8 +214,8 @@ class Fitter:
             fixed=fixed,
             summarise=self._summarise(client),
             learn=self._learner(profile),
-            reason="manual",
-            goal=min(budget.target, int(used * 0.5)),
+            reason=reason,
+            goal=goal,
         )
         self.accounting.forget(session_id)
 
