@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.browser.chat_helpers import _test_hooks, open_chat
 from tests.support.chat import create_session
@@ -62,7 +63,7 @@ def test_a_model_picked_in_the_header_is_what_the_next_request_carries(
     box = page.locator(".composer-input")
     box.fill("hello")
     box.press("Enter")
-    expect(page.locator(".msg-assistant .markdown").last).to_have_text("first")
+    expect(page.locator(".msg-assistant .markdown").last).to_have_text("first", timeout=15000)
     page.locator(".chat-header .model-picker-button").click()
     options = page.locator("#session-model-list option")
     expect(options).to_have_count(3)  # the provider's list, offered
@@ -72,7 +73,7 @@ def test_a_model_picked_in_the_header_is_what_the_next_request_carries(
     expect(page.locator(".chat-header .model-picker-button")).to_have_text("bigger-model · high")
     box.fill("again")
     box.press("Enter")
-    expect(page.locator(".msg-assistant .markdown").last).to_have_text("second")
+    expect(page.locator(".msg-assistant .markdown").last).to_have_text("second", timeout=15000)
     sent = [(b["model"], b.get("reasoning_effort")) for b in bodies(fake_provider)]
     assert sent == [("fake-model", None), ("bigger-model", "high")]
     assert fake_provider.invalid_count == 0
@@ -94,7 +95,9 @@ def test_without_a_model_list_the_picker_says_so_and_free_text_still_works(
     box = page.locator(".composer-input")
     box.fill("hello")
     box.press("Enter")
-    expect(page.locator(".msg-assistant .markdown").last).to_have_text("typed model answered")
+    expect(page.locator(".msg-assistant .markdown").last).to_have_text(
+        "typed model answered", timeout=15000
+    )
     [body] = bodies(fake_provider)
     assert (body["model"], body["reasoning_effort"]) == ("my-own-model", "low")
 
@@ -122,9 +125,21 @@ def test_a_rule_added_in_the_settings_decides_the_next_matching_call(
         tool_call_reply(Call("c_rm", "shell", {"command": "rm keep.txt"})), text_reply("ok")
     )
     box = page.locator(".composer-input")
-    box.fill("clean up")
+    # A known race in the page: the prompt box can be rebuilt just after the settings dialog
+    # closes, dropping a fill made that instant. Type until the text is the session's saved
+    # draft, which a rebuilt box starts from.
+    saved = "sid => localStorage.getItem('desk.draft.' + sid) === 'clean up'"
+    for _ in range(3):
+        box.fill("clean up")
+        try:
+            page.wait_for_function(saved, arg=sid, timeout=2000)
+            break
+        except PlaywrightTimeout:
+            continue
+    expect(box).to_have_value("clean up")
     box.press("Enter")
-    expect(page.locator(".msg-assistant .markdown").last).to_have_text("ok")
+    expect(page.locator(".msg-user").last).to_contain_text("clean up", timeout=15000)
+    expect(page.locator(".msg-assistant .markdown").last).to_have_text("ok", timeout=15000)
     log = agent_service.request("GET", f"/api/session/{sid}/log")
     [failed] = [e for e in log if e["type"] == "session.tool.failed"]
     assert failed["data"]["error"]["type"] == "permission.denied"
@@ -174,7 +189,9 @@ def test_while_a_turn_runs_enter_queues_and_ctrl_enter_steers(
     ]
     assert modes == ["queue", "queue", "steer"]
     gate.open()
-    expect(page.locator(".msg-assistant .markdown").last).to_have_text("queued answer")
+    expect(page.locator(".msg-assistant .markdown").last).to_have_text(
+        "queued answer", timeout=15000
+    )
     second, third = bodies(fake_provider)[1:3]
     assert "change course" in json.dumps(second["messages"])
     assert "for later" not in json.dumps(second["messages"])
