@@ -171,14 +171,26 @@ class WebSocketSink(asyncio.Protocol):
             if data:
                 transport.write(data)
             else:
-                # SEND_EOF: the closing handshake is done; the server closes TCP first.
-                transport.close()
-                return
-        if self.parser.close_expected() and self._close_timer is None:
-            loop = asyncio.get_running_loop()
-            self._close_timer = loop.call_later(CLOSE_TIMEOUT, transport.abort)
+                # SEND_EOF: our side of the closing handshake is done. Shut down writing and
+                # read on (the parser discards it) until the client closes: closing with its
+                # data unread would reset the connection and lose our close frame.
+                if transport.can_write_eof():
+                    transport.write_eof()
+                    transport.resume_reading()
+                    self._arm_close_timer(transport)
+                else:
+                    transport.close()
+                break
+        if self.parser.close_expected() and not transport.is_closing():
+            self._arm_close_timer(transport)
         if self.parser.state is not State.OPEN and self.attachment is not None:
             self.attachment.detach()
+
+    def _arm_close_timer(self, transport: asyncio.Transport) -> None:
+        """A client that never finishes closing is cut off after CLOSE_TIMEOUT."""
+        if self._close_timer is None:
+            loop = asyncio.get_running_loop()
+            self._close_timer = loop.call_later(CLOSE_TIMEOUT, transport.abort)
 
     def _handle(self, frame: Frame) -> None:
         opcode = frame.opcode
