@@ -33,11 +33,15 @@ from tests.support.xvfb import start_xvfb, stop_xvfb
 pytestmark = [
     pytest.mark.package,
     pytest.mark.timeout(900),
-    pytest.mark.skipif(
-        os.geteuid() != 0 or shutil.which("apt-get") is None,
-        reason="installs a Debian package: root on Debian only",
-    ),
 ]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _root_on_debian() -> None:
+    """These tests install a Debian package: they fail, never skip, elsewhere."""
+    assert os.geteuid() == 0, "test_deb.py installs a .deb: run make test as root on Debian"
+    assert shutil.which("apt-get"), "test_deb.py installs a .deb with apt-get (Debian)"
+
 
 ENTRY = Path("/usr/share/applications/desk.desktop")
 SYSTEM_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"

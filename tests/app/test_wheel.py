@@ -25,7 +25,6 @@ from tests.support.desk import PROJECT
 pytestmark = [
     pytest.mark.package,
     pytest.mark.timeout(600),
-    pytest.mark.skipif(shutil.which("pipx") is None, reason="pipx is missing (system-deps.sh)"),
 ]
 
 CACHE = Path.home() / ".cache" / "desk-tests"

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+
+from tests.support.serve_process import spawn_serve
 
 DEADLINE = 30.0
 
@@ -129,12 +129,4 @@ class Service:
 
 
 async def start(log: Path) -> Service:
-    with open(log, "a") as err:  # noqa: ASYNC230 - opening a log file for the child
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "desktop", "serve", "--port", "0",
-            stdout=subprocess.PIPE, stderr=err, env=dict(os.environ),
-        )  # fmt: skip
-    assert process.stdout is not None
-    line = await asyncio.wait_for(process.stdout.readline(), DEADLINE)
-    assert line, f"desk serve printed nothing; see {log}"
-    return Service(process, json.loads(line))
+    return Service(*await spawn_serve(log))

@@ -10,11 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
-import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +23,7 @@ from tests.server.runner_support import DEADLINE, configure
 from tests.server.test_compaction import SUMMARY, WINDOW, is_summary, prose
 from tests.support.fake_provider import Call, FakeProvider, Reply, text_reply, tool_call_reply
 from tests.support.host import stop_host
+from tests.support.serve_process import spawn_serve
 
 PROMPTS = 8
 
@@ -52,15 +49,7 @@ class Service:
 
 
 async def start(log: Path) -> Service:
-    with open(log, "a") as err:  # noqa: ASYNC230 - opening a log file for the child
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "desktop", "serve", "--port", "0",
-            stdout=subprocess.PIPE, stderr=err, env=dict(os.environ),
-        )  # fmt: skip
-    assert process.stdout is not None
-    line = await asyncio.wait_for(process.stdout.readline(), DEADLINE)
-    assert line, f"desk serve printed nothing; see {log}"
-    return Service(process, json.loads(line))
+    return Service(*await spawn_serve(log))
 
 
 async def until_answer(service: Service, sid: str, text: str) -> None:

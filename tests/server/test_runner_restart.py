@@ -9,11 +9,8 @@ is the call settled as interrupted, with the restart notice lowered after the re
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
-import subprocess
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -29,6 +26,7 @@ from desktop.ptyhost.hostfiles import read_host_registration
 from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
 from tests.support.host import stop_host
 from tests.support.runner import DEADLINE, configure
+from tests.support.serve_process import spawn_serve
 from tests.support.wait import wait_for
 
 SEED = "sleep 5; echo done-$((6*7))"
@@ -62,15 +60,7 @@ class Service:
 
 
 async def start(log: Path) -> Service:
-    with open(log, "a") as err:  # noqa: ASYNC230 - opening a log file for the child
-        process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "desktop", "serve", "--port", "0",
-            stdout=subprocess.PIPE, stderr=err, env=dict(os.environ),
-        )  # fmt: skip
-    assert process.stdout is not None
-    line = await asyncio.wait_for(process.stdout.readline(), DEADLINE)
-    assert line, f"desk serve printed nothing; see {log}"
-    return Service(process, json.loads(line))
+    return Service(*await spawn_serve(log))
 
 
 async def until(service: Service, sid: str, kind: str, count: int = 1, **match: Any) -> list[Any]:
