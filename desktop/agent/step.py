@@ -222,72 +222,39 @@ class StepInput:
     refused: set[str] | None = None  # hashes of bodies a provider refused this turn
 
 
-async def run_step(
-    bus: DurableBus,
-    client: ChatClient,
-    step: StepInput,
-    *,
-    retry_scale: float = 1.0,
-    sleep: Sleep = asyncio.sleep,
-) -> StepOutcome:
+async def run_step(bus: DurableBus, client: ChatClient, step: StepInput, retries: Retries) -> StepOutcome:
     sid, mid = step.session_id, step.message_id
-    out = StepOutcome(sid, mid)
+    out = StepOutcome(sid, mid, client)
     started = draft(
         sid, "session.step.started", {"message_id": mid, "agent": AGENT, "model": step.model}
     )
     await bus.publish([*step.start, started], commit=step.start_commit)
-    options = LoweringOptions(mistral=client.profile.mistral, system=step.system)
-    try:
-        body = client.build(lower_messages(step.history, options), tools=step.tools)
-    except PreflightError as exc:
-        log.error("preflight refused a request of %s: %s", sid, exc)
-        error = {"type": PREFLIGHT, "message": f"Desk refused to send an invalid request: {exc}"}
-        await bus.publish(
-            draft(sid, "session.step.failed", {"message_id": mid, "error": error}),
-            commit=step.release,
-        )
-        out.failed = True
-        return out
-    refused = step.refused
-    digest = body_hash(body) if refused else ""
-    if refused and digest in refused:
-        error = {"type": REFUSED_AGAIN, "message": "Desk will not resend a refused request."}
-        await bus.publish(
-            draft(sid, "session.step.failed", {"message_id": mid, "error": error}),
-            commit=step.release,
-        )
-        out.failed = True
-        return out
+    body = await _body(bus, step, out)
     attempt = 0
-    while True:
+    while body is not None:
         attempt += 1
         try:
-            await _stream(bus, client, body, out)
+            await _stream(bus, out.client, body, out)
             return out
         except ProviderError as exc:
             if exc.output_started:
                 out.cut = True
                 out.finish = "cut"
                 return out
-            if exc.overflow and refused is not None:
-                refused.add(digest or body_hash(body))
+            if exc.overflow and step.refused is not None:
+                step.refused.add(body_hash(body))
                 out.overflow = exc
                 return out
             delay = retry_delay(attempt, exc)
+            error = {"type": exc.kind, "message": exc.message}
             if delay is None:
-                error = {"type": exc.kind, "message": exc.message}
-                await bus.publish(
-                    draft(sid, "session.step.failed", {"message_id": mid, "error": error}),
-                    commit=step.release,
-                )
-                out.failed = True
+                await _failed(bus, step, out, error)
                 return out
             if exc.retry_after is not None:
-                delay = max(delay * retry_scale, exc.retry_after)
+                delay = max(delay * retries.scale, exc.retry_after)
             else:
-                delay *= retry_scale
+                delay *= retries.scale
             at = int((time.time() + delay) * 1000)
-            error = {"type": exc.kind, "message": exc.message}
             await bus.publish(
                 draft(
                     sid,
@@ -295,7 +262,69 @@ async def run_step(
                     {"message_id": mid, "attempt": attempt, "at": at, "error": error},
                 )
             )
-            await sleep(delay)
+            body = await _resend(bus, step, out, body, await _wait_out(delay, out, retries))
+    return out
+
+
+async def _body(bus: DurableBus, step: StepInput, out: StepOutcome) -> dict[str, Any] | None:
+    """The request for `out.client`, preflighted and never one refused before; None (the
+    step failed) otherwise."""
+    options = LoweringOptions(mistral=out.client.profile.mistral, system=step.system)
+    try:
+        body = out.client.build(lower_messages(step.history, options), tools=step.tools)
+    except PreflightError as exc:
+        log.error("preflight refused a request of %s: %s", step.session_id, exc)
+        message = f"Desk refused to send an invalid request: {exc}"
+        await _failed(bus, step, out, {"type": PREFLIGHT, "message": message})
+        return None
+    if step.refused and body_hash(body) in step.refused:
+        message = "Desk will not resend a refused request."
+        await _failed(bus, step, out, {"type": REFUSED_AGAIN, "message": message})
+        return None
+    return body
+
+
+async def _wait_out(delay: float, out: StepOutcome, retries: Retries) -> ChatClient | None:
+    """Waits out a back-off and gives the client for the settings then (None: no provider is
+    configured any more); a settings change that concerns the step ends the wait at once."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + delay
+    while await retries.changes.wait(end - loop.time()):
+        now = await retries.client()
+        if now is None or now.profile != out.client.profile:
+            return now
+    return await retries.client()
+
+
+async def _resend(
+    bus: DurableBus,
+    step: StepInput,
+    out: StepOutcome,
+    body: dict[str, Any],
+    client: ChatClient | None,
+) -> dict[str, Any] | None:
+    """The body of the next attempt: the same one while the settings are, else one built
+    for the new ones (a new model restarts the step's message with it); None: failed."""
+    if client is None:
+        await _failed(bus, step, out, {"type": NOT_CONFIGURED, "message": NOT_CONFIGURED_TEXT})
+        return None
+    if client.profile == out.client.profile:
+        return body
+    out.client = client
+    model = model_of(client.profile)
+    if model != step.model:
+        step.model = model
+        data = {"message_id": step.message_id, "agent": AGENT, "model": model}
+        await bus.publish(draft(step.session_id, "session.step.started", data))
+    return await _body(bus, step, out)
+
+
+async def _failed(
+    bus: DurableBus, step: StepInput, out: StepOutcome, error: dict[str, str]
+) -> None:
+    data = {"message_id": step.message_id, "error": error}
+    await bus.publish(draft(step.session_id, "session.step.failed", data), commit=step.release)
+    out.failed = True
 
 
 async def _stream(

@@ -9,13 +9,11 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.chat_helpers import _test_hooks, create_session, open_chat, publish
-from tests.support.chat import MODEL
+from tests.support.browser_chat import open_chat
+from tests.support.chat import MODEL, create_session, publish
 from tests.support.service import Service
 
 pytestmark = pytest.mark.browser
-
-__all__ = ["_test_hooks"]
 
 
 def step(mid: str, n: int) -> list[tuple[str, dict[str, Any]]]:

@@ -10,15 +10,14 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.chat_helpers import _test_hooks, chat_state, create_session, open_chat
 from tests.server.test_compaction import SUMMARY, WINDOW, prose, summaries
+from tests.support.browser_chat import chat_state, open_chat
+from tests.support.chat import create_session
 from tests.support.fake_provider import Call, text_reply, tool_call_reply
 from tests.support.fake_provider_thread import ThreadedFakeProvider, threaded_fake_provider
 from tests.support.service import Service
 
 pytestmark = pytest.mark.browser
-
-__all__ = ["_test_hooks"]
 
 PROMPTS = 6
 

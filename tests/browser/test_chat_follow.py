@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.chat_helpers import _test_hooks, open_chat
+from tests.support.browser_chat import open_chat
 from tests.support.chat import (
     LOAD_EVERY_PAGE_SCRIPT,
     assistant,
@@ -19,8 +19,6 @@ from tests.support.chat import (
 from tests.support.service import Service
 
 pytestmark = pytest.mark.browser
-
-__all__ = ["_test_hooks"]
 
 GAP = (
     "() => { const el = document.querySelector('.chat-scroll');"

@@ -7,14 +7,11 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.chat_helpers import _test_hooks
-from tests.browser.helpers import wait_attached
 from tests.browser.test_chat_jobs import agent_runs, job_row, open_terminal_from, shell_call
+from tests.support.browser_terminals import wait_attached
 from tests.support.fake_provider import tool_call_reply
 from tests.support.fake_provider_thread import ThreadedFakeProvider
 from tests.support.service import Service
-
-__all__ = ["_test_hooks"]
 
 pytestmark = pytest.mark.browser
 

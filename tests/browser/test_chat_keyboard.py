@@ -7,13 +7,10 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.chat_helpers import _test_hooks
 from tests.support.chromium import sign_in
 from tests.support.service import Service
 
 pytestmark = pytest.mark.browser
-
-__all__ = ["_test_hooks"]
 
 
 def create_with_keys(page: Page, title: str) -> None:

@@ -7,13 +7,11 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.chat_helpers import _test_hooks, open_chat
+from tests.support.browser_chat import open_chat
 from tests.support.chat import create_session, history, publish
 from tests.support.service import Service
 
 pytestmark = pytest.mark.browser
-
-__all__ = ["_test_hooks"]
 
 
 def width(page: Page, selector: str) -> float:

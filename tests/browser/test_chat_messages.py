@@ -5,23 +5,12 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Browser, Page, Route, expect
 
-from tests.browser.chat_helpers import (
-    MODEL,
-    _test_hooks,
-    assistant,
-    chat_state,
-    create_session,
-    message_ids,
-    open_chat,
-    publish,
-    user,
-)
+from tests.support.browser_chat import chat_state, message_ids, open_chat
+from tests.support.chat import MODEL, assistant, create_session, publish, user
 from tests.support.service import Service
 from tests.support.wait import wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.shared_service]
-
-__all__ = ["_test_hooks"]
 
 
 def test_published_events_appear_live_and_match_the_servers_projection(

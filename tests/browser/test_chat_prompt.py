@@ -9,15 +9,14 @@ from typing import Any
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from tests.browser.chat_helpers import _test_hooks, create_session, open_chat
+from tests.support.browser_chat import open_chat
+from tests.support.chat import create_session
 from tests.support.fake_provider import Call, error_reply, text_reply, tool_call_reply
 from tests.support.fake_provider_thread import Gate, ThreadedFakeProvider
 from tests.support.service import Service
 from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.browser
-
-__all__ = ["_test_hooks"]
 
 
 def prompt_box(page: Page) -> Locator:

@@ -7,14 +7,13 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.chat_helpers import _test_hooks, create_session, open_chat
+from tests.support.browser_chat import open_chat
+from tests.support.chat import create_session
 from tests.support.fake_provider import text_reply
 from tests.support.fake_provider_thread import ThreadedFakeProvider
 from tests.support.service import Service
 
 pytestmark = pytest.mark.browser
-
-__all__ = ["_test_hooks"]
 
 KEY = "sk-test-0123456789abcdef"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page
 
-from tests.browser.chat_helpers import _test_hooks, open_chat
+from tests.support.browser_chat import open_chat
 from tests.support.chat import (
     LOAD_EVERY_PAGE_SCRIPT,
     SCROLL_THROUGH_SCRIPT,
@@ -16,8 +16,6 @@ from tests.support.chat import (
     publish,
 )
 from tests.support.service import Service
-
-__all__ = ["_test_hooks"]
 
 MESSAGES = 10_000
 SCROLL_STEP = 200  # px per frame at least

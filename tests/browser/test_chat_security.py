@@ -11,12 +11,11 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.chat_helpers import _test_hooks, assistant, create_session, open_chat, publish
+from tests.support.browser_chat import open_chat
+from tests.support.chat import assistant, create_session, publish
 from tests.support.service import Service
 
 pytestmark = [pytest.mark.browser, pytest.mark.shared_service]
-
-__all__ = ["_test_hooks"]
 
 BEACON = "desk-beacon"
 

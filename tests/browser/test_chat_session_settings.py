@@ -15,7 +15,7 @@ import pytest
 from playwright.sync_api import Page, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from tests.browser.chat_helpers import _test_hooks, open_chat
+from tests.support.browser_chat import open_chat
 from tests.support.chat import create_session
 from tests.support.fake_provider import Call, text_reply, tool_call_reply
 from tests.support.fake_provider_thread import ThreadedFakeProvider, threaded_fake_provider
@@ -23,8 +23,6 @@ from tests.support.service import Service
 from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.browser
-
-__all__ = ["_test_hooks"]
 
 MODELS = [
     {"id": "fake-model", "context_length": 8000},

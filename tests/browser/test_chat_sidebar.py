@@ -9,14 +9,12 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.chat_helpers import _test_hooks, create_session, publish
+from tests.support.chat import create_session, publish
 from tests.support.chromium import sign_in
 from tests.support.service import Service
 from tests.support.wait import wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.shared_service]
-
-__all__ = ["_test_hooks"]
 
 
 def sidebar_item(page: Page, session_id: str):  # type: ignore[no-untyped-def]

@@ -9,14 +9,12 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.chat_helpers import _test_hooks, open_chat
+from tests.support.browser_chat import open_chat
 from tests.support.chat import create_session
 from tests.support.service import Service
 from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.browser
-
-__all__ = ["_test_hooks"]
 
 
 def test_a_sessions_group_is_named_after_it_and_opens_terminals_in_its_folder(

@@ -8,12 +8,9 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.chat_helpers import _test_hooks
 from tests.browser.test_chat_permission import waiting_shell_call
 from tests.support.fake_provider_thread import ThreadedFakeProvider
 from tests.support.service import Service
-
-__all__ = ["_test_hooks"]
 
 pytestmark = pytest.mark.browser
 

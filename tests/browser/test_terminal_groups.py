@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.helpers import create_shell, group_tab_ids, terminal, terminals
+from tests.support.browser_terminals import create_shell, group_tab_ids, terminal, terminals
 from tests.support.chromium import sign_in
 from tests.support.service import Service
 from tests.support.wait import wait_until

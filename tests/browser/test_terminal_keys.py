@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.helpers import (
+from tests.support.browser_tabs import focus_terminal, open_shells, open_ui, shot
+from tests.support.browser_terminals import (
     buffer_lines,
     create_shell,
     terminal,
@@ -16,7 +17,6 @@ from tests.browser.helpers import (
     wait_attached,
     wait_for_line,
 )
-from tests.browser.tab_helpers import focus_terminal, open_shells, open_ui, shot
 from tests.support.service import Service
 from tests.support.wait import wait_until
 

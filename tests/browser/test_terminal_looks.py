@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.helpers import (
+from tests.support.browser_tabs import focus_terminal, open_ui, shot
+from tests.support.browser_terminals import (
     activate,
     buffer_lines,
     create_shell,
@@ -17,7 +18,6 @@ from tests.browser.helpers import (
     wait_attached,
     wait_for_line,
 )
-from tests.browser.tab_helpers import focus_terminal, open_ui, shot
 from tests.support.service import Service
 from tests.support.wait import wait_until
 

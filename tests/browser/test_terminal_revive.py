@@ -11,7 +11,15 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.helpers import (
+from tests.support.browser_tabs import (
+    focus_terminal,
+    kill_pty_host,
+    open_ui,
+    quit_everything,
+    reload_and_attach,
+    shot,
+)
+from tests.support.browser_terminals import (
     buffer_lines,
     buffer_text,
     create_shell,
@@ -19,14 +27,6 @@ from tests.browser.helpers import (
     wait_attached,
     wait_for_line,
     wait_for_status,
-)
-from tests.browser.tab_helpers import (
-    focus_terminal,
-    kill_pty_host,
-    open_ui,
-    quit_everything,
-    reload_and_attach,
-    shot,
 )
 from tests.support.service import Service
 from tests.support.wait import wait_until

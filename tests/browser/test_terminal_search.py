@@ -9,8 +9,8 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.helpers import buffer_lines, create_shell, type_line, wait_attached
-from tests.browser.tab_helpers import focus_terminal, open_ui, shot
+from tests.support.browser_tabs import focus_terminal, open_ui, shot
+from tests.support.browser_terminals import buffer_lines, create_shell, type_line, wait_attached
 from tests.support.service import Service
 from tests.support.wait import wait_until
 

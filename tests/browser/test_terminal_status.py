@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
-from tests.browser.helpers import (
+from tests.support.browser_tabs import focus_terminal, open_shells, open_ui, reload_and_attach, shot
+from tests.support.browser_terminals import (
     activate,
     buffer_lines,
     create_shell,
@@ -20,7 +21,6 @@ from tests.browser.helpers import (
     wait_for_line,
     wait_for_status,
 )
-from tests.browser.tab_helpers import focus_terminal, open_shells, open_ui, reload_and_attach, shot
 from tests.support.service import Service
 from tests.support.wait import wait_until
 

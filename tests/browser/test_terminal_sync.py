@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import APIResponse, Page, Route, expect
 
-from tests.browser.helpers import create_shell, terminals, wait_attached
+from tests.support.browser_terminals import create_shell, terminals, wait_attached
 from tests.support.chromium import sign_in
 from tests.support.service import Service
 from tests.support.wait import wait_until

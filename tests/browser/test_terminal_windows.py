@@ -8,8 +8,14 @@ import re
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.browser.helpers import activate, create_shell, terminal, type_line, wait_attached
-from tests.browser.tab_helpers import focus_terminal, open_ui, shot
+from tests.support.browser_tabs import focus_terminal, open_ui, shot
+from tests.support.browser_terminals import (
+    activate,
+    create_shell,
+    terminal,
+    type_line,
+    wait_attached,
+)
 from tests.support.service import Service
 from tests.support.wait import wait_until
 

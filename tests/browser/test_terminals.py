@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.helpers import (
+from tests.support.browser_tabs import focus_terminal, open_shells, open_ui
+from tests.support.browser_terminals import (
     ARTIFACTS,
     activate,
     buffer_lines,
@@ -23,7 +24,6 @@ from tests.browser.helpers import (
     wait_for_line,
     wait_for_status,
 )
-from tests.browser.tab_helpers import focus_terminal, open_shells, open_ui
 from tests.support.service import Service
 from tests.support.wait import wait_until
 

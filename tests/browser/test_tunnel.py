@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.helpers import terminals, type_line, wait_attached, wait_for_line
+from tests.support.browser_terminals import terminals, type_line, wait_attached, wait_for_line
 from tests.support.service import Service
 from tests.support.tunnel import forwarded_port
 

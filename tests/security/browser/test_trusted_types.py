@@ -7,7 +7,8 @@ from typing import Any
 
 from playwright.sync_api import Page
 
-from tests.browser.chat_helpers import create_session, open_chat
+from tests.support.browser_chat import open_chat
+from tests.support.chat import create_session
 from tests.support.service import Service
 
 

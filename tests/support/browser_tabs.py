@@ -1,5 +1,5 @@
-"""Helpers for the terminal-tab tests of issue 12: screenshots per state, page geometry,
-and the PTY host of a test service."""
+"""Helpers for the terminal-tab browser tests: screenshots per state, page geometry, and the
+PTY host of a test service."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 from playwright.sync_api import Page
 
 from desktop.process.liveness import is_alive
-from tests.browser.helpers import ARTIFACTS, create_shell, wait_attached
+from tests.support.browser_terminals import ARTIFACTS, create_shell, wait_attached
 from tests.support.chromium import sign_in
 from tests.support.service import ROOT, Service
 from tests.support.wait import wait_until

@@ -1,4 +1,5 @@
-"""Views of the page for the browser tests (the service: tests/support/service.py)."""
+"""Views of the terminals in the page for the browser tests, and plain shells created through
+the API (the service: tests/support/service.py)."""
 
 from __future__ import annotations
 

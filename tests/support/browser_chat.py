@@ -1,24 +1,14 @@
-"""Page helpers for the chat browser tests, and the fixture that turns the test hook on.
-
-Sessions and their events come from tests/support/chat.py (re-exported here for the chat
-tests that import them from this module)."""
+"""Page helpers for the chat browser tests: opening a session in the page and reading the chat
+state the page's test hooks expose (sessions and their events: tests/support/chat.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from playwright.sync_api import Page
 
-from tests.support.chat import HOOK_BATCH, MODEL, assistant, create_session, publish, user
 from tests.support.chromium import sign_in
 from tests.support.service import Service
-
-
-@pytest.fixture(autouse=True)
-def _test_hooks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The `service` fixture's `desk serve` inherits this environment."""
-    monkeypatch.setenv("DESK_TEST_HOOKS", "1")
 
 
 def open_chat(page: Page, service: Service, session_id: str) -> None:
@@ -59,18 +49,3 @@ def message_ids(page: Page) -> list[str]:
     """The list's message ids in order, once the rendered messages agree with it."""
     wait_rendered(page)
     return page.evaluate("() => window.__desk.chat().listed")  # type: ignore[no-any-return]
-
-
-__all__ = [
-    "HOOK_BATCH",
-    "MODEL",
-    "_test_hooks",
-    "assistant",
-    "chat_state",
-    "create_session",
-    "message_ids",
-    "open_chat",
-    "publish",
-    "user",
-    "wait_rendered",
-]
