@@ -49,7 +49,7 @@ from desktop.agent.permissions import Permissions
 from desktop.agent.prompt import system_prompt
 from desktop.agent.session_model import session_model
 from desktop.agent.settle import RESTART_NOTICE, JobFinder, settle
-from desktop.agent.step import StepInput, run_step
+from desktop.agent.step import Retries, SettingsChanges, StepInput, model_of, run_step
 from desktop.agent.subagent import offers_subagent
 from desktop.agent.title import DEFAULT_TITLE, title_from_prompt
 from desktop.agent.tools_exec import ToolRunner, TurnFlags
@@ -58,7 +58,7 @@ from desktop.events import history
 from desktop.events.bus import Draft, DurableBus, draft
 from desktop.events.ids import new_id
 from desktop.provider.client import ChatClient
-from desktop.provider.errors import NOT_CONFIGURED
+from desktop.provider.errors import NOT_CONFIGURED, NOT_CONFIGURED_TEXT
 from desktop.provider.models import model_window
 from desktop.provider.profiles import Profile, ToolSpec
 from desktop.store import log as eventlog
@@ -124,6 +124,7 @@ class SessionRunner:
         self._aux: set[asyncio.Task[Any]] = set()
         self._closing = False
         self._http: aiohttp.ClientSession | None = None
+        self.changes = SettingsChanges()
         self.fitter = fitter or Fitter(
             bus, Windows(bus.store, self._model_window), Accounting(), Compactor(bus)
         )
@@ -139,6 +140,11 @@ class SessionRunner:
             self._woken.add(session_id)
             return
         self._start(session_id, resume=False)
+
+    def settings_changed(self) -> None:
+        """The provider settings or a session's model changed: a retry waiting out its
+        back-off re-reads them, and goes at once when they changed for its session."""
+        self.changes.notify()
 
     async def interrupt(self, session_id: str) -> bool:
         """End the session's turn for good: True when one was running."""
@@ -430,14 +436,7 @@ class SessionRunner:
         delivered = [snap.waiting[i] for i in ids if i in snap.waiting]
         profile = await self._profile(session_id)
         if profile is None:
-            await self._fail(
-                session_id,
-                None,
-                NOT_CONFIGURED,
-                "No model provider is configured: set one in the settings "
-                "(PUT /api/config/provider) and send the prompt again.",
-                deliveries,
-            )
+            await self._fail(session_id, None, NOT_CONFIGURED, NOT_CONFIGURED_TEXT, deliveries)
             return None
         specs = await self._specs(session_id)
         instructions = await project_instructions(snap.directory)
@@ -459,15 +458,19 @@ class SessionRunner:
             history=_closing(prepared.view) if last else prepared.view,
             system=system,
             tools=tools,
-            model={"id": profile.model, "provider_id": profile.provider},
+            model=model_of(profile),
             start=deliveries,
             start_commit=(lambda c: q.inbox_take(c, ids)) if ids else None,
             release=lambda c: q.release(c, session_id),
             refused=set(),
         )
-        outcome = await run_step(self.bus, client, step, retry_scale=self.options.retry_scale)
+        retries = Retries(lambda: self._current(session_id), self.changes, self.options.retry_scale)
+        outcome = await run_step(self.bus, client, step, retries)
         if outcome.overflow is not None:
-            # Held back: compact and send once more, smaller.
+            # Held back: compact and send once more, smaller (with the settings it was
+            # refused under: a retry may have changed them).
+            client = outcome.client
+            profile = client.profile
             try:
                 prepared = await self.fitter.recover(
                     session_id, profile, client, outcome.overflow, prepared, mid, system, tools
@@ -477,7 +480,7 @@ class SessionRunner:
                 return None
             step.history = _closing(prepared.view) if last else prepared.view
             step.start, step.start_commit = [], None
-            outcome = await run_step(self.bus, client, step, retry_scale=self.options.retry_scale)
+            outcome = await run_step(self.bus, client, step, retries)
             if outcome.overflow is not None:
                 reason = "the provider refused the compacted request as too long as well"
                 await self._fail(
@@ -485,6 +488,7 @@ class SessionRunner:
                 )
                 return None
         if not outcome.failed and not outcome.cut:
+            profile = outcome.client.profile
             outcome.context = self.fitter.observe(session_id, profile, prepared, outcome.tokens)
         return outcome
 
@@ -530,6 +534,11 @@ class SessionRunner:
             return None
         chosen = await self.store.read(lambda c: session_model(c, session_id))
         return chosen.apply(profile)
+
+    async def _current(self, session_id: str) -> ChatClient | None:
+        """The client for the session's settings now (a retry re-reads them)."""
+        profile = await self._profile(session_id)
+        return None if profile is None else self._client(profile)
 
     async def _specs(self, session_id: str) -> list[dict[str, Any]]:
         """The tools offered to the session: `subagent` only above the nesting limit."""

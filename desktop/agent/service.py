@@ -39,6 +39,10 @@ class Runner(Turns, Protocol):
         """Compact the session's history now; False while a turn runs."""
         ...
 
+    def settings_changed(self) -> None:
+        """A session's model settings changed: a waiting retry re-reads them."""
+        ...
+
 
 @dataclass(frozen=True)
 class Page:
@@ -131,6 +135,7 @@ class SessionService:
             draft(session_id, "session.context.window", {"window": window}),
             guard=self._require(session_id),
         )
+        self.runner.settings_changed()
         return await self.get(session_id)
 
     async def set_model(self, session_id: str, settings: dict[str, object]) -> dict[str, object]:
@@ -138,6 +143,7 @@ class SessionService:
         await self.bus.publish(
             draft(session_id, "session.model", settings), guard=self._require(session_id)
         )
+        self.runner.settings_changed()
         return await self.get(session_id)
 
     async def compact(self, session_id: str) -> dict[str, object]:

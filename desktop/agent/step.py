@@ -22,7 +22,7 @@ import hashlib
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,8 +32,8 @@ from desktop.agent.tools_exec import PendingCall
 from desktop.events.bus import Draft, DurableBus, draft
 from desktop.events.fanout import Fanout
 from desktop.provider.client import ChatClient
-from desktop.provider.errors import ProviderError
-from desktop.provider.profiles import ToolSpec
+from desktop.provider.errors import NOT_CONFIGURED, NOT_CONFIGURED_TEXT, ProviderError
+from desktop.provider.profiles import Profile, ToolSpec
 from desktop.provider.retry import retry_delay
 from desktop.provider.stream import (
     Finish,
@@ -64,13 +64,53 @@ def body_hash(body: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
-Sleep = Callable[[float], Any]
+def model_of(profile: Profile) -> dict[str, str]:
+    """The model a step's `session.step.started` names."""
+    return {"id": profile.model, "provider_id": profile.provider}
+
+
+class SettingsChanges:
+    """Wakes the back-offs waiting when the provider settings or a session's model change;
+    `count` numbers the changes, so a waiter misses none made since it looked."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._event = asyncio.Event()
+
+    def notify(self) -> None:
+        self.count += 1
+        self._event.set()
+        self._event = asyncio.Event()
+
+    async def wait(self, seconds: float, seen: int) -> bool:
+        """True when a change came after change number `seen` and before `seconds` passed."""
+        if self.count != seen:
+            return True
+        if seconds <= 0:
+            return False
+        try:
+            await asyncio.wait_for(self._event.wait(), seconds)
+        except TimeoutError:
+            return False
+        return True
+
+
+@dataclass(frozen=True)
+class Retries:
+    """How a step's retries wait and what they send with: `client` gives the client for the
+    settings now (None: no provider configured); `scale` shrinks the back-off in tests
+    (never a server's retry-after)."""
+
+    client: Callable[[], Awaitable[ChatClient | None]]
+    changes: SettingsChanges
+    scale: float = 1.0
 
 
 @dataclass
 class StepOutcome:
     session_id: str
     message_id: str
+    client: ChatClient  # the last attempt's: the settings it was sent with
     calls: list[PendingCall] = field(default_factory=list)
     finish: str = ""
     text: str = ""
@@ -222,7 +262,9 @@ class StepInput:
     refused: set[str] | None = None  # hashes of bodies a provider refused this turn
 
 
-async def run_step(bus: DurableBus, client: ChatClient, step: StepInput, retries: Retries) -> StepOutcome:
+async def run_step(
+    bus: DurableBus, client: ChatClient, step: StepInput, retries: Retries
+) -> StepOutcome:
     sid, mid = step.session_id, step.message_id
     out = StepOutcome(sid, mid, client)
     started = draft(
@@ -286,10 +328,13 @@ async def _body(bus: DurableBus, step: StepInput, out: StepOutcome) -> dict[str,
 
 async def _wait_out(delay: float, out: StepOutcome, retries: Retries) -> ChatClient | None:
     """Waits out a back-off and gives the client for the settings then (None: no provider is
-    configured any more); a settings change that concerns the step ends the wait at once."""
+    configured any more); settings that changed for the step end the wait at once."""
     loop = asyncio.get_running_loop()
     end = loop.time() + delay
-    while await retries.changes.wait(end - loop.time()):
+    changes = retries.changes
+    seen = -1  # the settings are read once before waiting: they may have changed already
+    while await changes.wait(end - loop.time(), seen):
+        seen = changes.count
         now = await retries.client()
         if now is None or now.profile != out.client.profile:
             return now

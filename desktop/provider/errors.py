@@ -31,6 +31,10 @@ STREAM_CUT = "provider.stream_cut"
 STREAM_ERROR = "provider.stream_error"
 INVALID_OUTPUT = "provider.invalid_output"
 NOT_CONFIGURED = "provider.not_configured"
+NOT_CONFIGURED_TEXT = (
+    "No model provider is configured: set one in the settings (PUT /api/config/provider) "
+    "and send the prompt again."
+)
 CONTEXT_OVERFLOW = "provider.context_overflow"
 MODELS_UNAVAILABLE = "provider.models_unavailable"
 

@@ -11,7 +11,7 @@ from aiohttp import web
 from desktop.provider.errors import ProviderError
 from desktop.provider.models import list_models
 from desktop.provider.settings import ConfigInvalid, ProviderConfigStore, parse_update
-from desktop.server.appkeys import EVENTS, SETTINGS
+from desktop.server.appkeys import ENGINE, EVENTS, SETTINGS
 from desktop.server.errors import ApiError, data_response, read_json_object
 
 PROVIDER_CONFIG = web.AppKey("provider_config", ProviderConfigStore)
@@ -30,6 +30,7 @@ async def put_provider(request: web.Request) -> web.Response:
         raise ApiError(400, "request.invalid", str(exc)) from exc
     store = request.app[PROVIDER_CONFIG]
     public = await asyncio.to_thread(store.save, update)
+    request.app[ENGINE].runner.settings_changed()  # a retry waiting goes now, with them
     request.app[EVENTS].publish(
         "provider.config.updated",
         {"provider": public["provider"], "configured": public["configured"]},
