@@ -13,7 +13,6 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.support.browser_chat import open_chat
 from tests.support.chat import create_session
@@ -37,6 +36,16 @@ def fake_provider(request: pytest.FixtureRequest) -> Iterator[ThreadedFakeProvid
     models = getattr(request, "param", MODELS)
     with threaded_fake_provider(models=models) as fake:
         yield fake
+
+
+# Records whether the settings dialog is still open in the first task after its `cancel`.
+CLOSED_WITH_ITS_CANCEL = """() => {
+    const dialog = document.querySelector('.settings-dialog')
+    window.__settingsOpenAfterCancel = null
+    dialog.addEventListener('cancel', () => {
+        setTimeout(() => (window.__settingsOpenAfterCancel = dialog.open))
+    }, { once: true })
+}"""
 
 
 def bodies(fake: ThreadedFakeProvider) -> list[dict[str, Any]]:
@@ -118,23 +127,19 @@ def test_a_rule_added_in_the_settings_decides_the_next_matching_call(
     expect(editor.locator(".rules-save")).to_have_text("Applied")
     rules = agent_service.request("GET", "/api/config/permissions")["rules"]
     assert rules == [{"tool": "shell", "pattern": "rm *", "action": "deny"}]
-    page.keyboard.press("Escape")
     fake_provider.script(
         tool_call_reply(Call("c_rm", "shell", {"command": "rm keep.txt"})), text_reply("ok")
     )
+    # Typed the instant the dialog is closed, the prompt lands: the page behind a modal dialog
+    # is inert (what is typed there goes nowhere) until the dialog closes, and it closes in the
+    # task that cancels it, not a frame later.
+    page.evaluate(CLOSED_WITH_ITS_CANCEL)
+    page.keyboard.press("Escape")
     box = page.locator(".composer-input")
-    # A known race in the page: the prompt box can be rebuilt just after the settings dialog
-    # closes, dropping a fill made that instant. Type until the text is the session's saved
-    # draft, which a rebuilt box starts from.
-    saved = "sid => localStorage.getItem('desk.draft.' + sid) === 'clean up'"
-    for _ in range(3):
-        box.fill("clean up")
-        try:
-            page.wait_for_function(saved, arg=sid, timeout=2000)
-            break
-        except PlaywrightTimeout:
-            continue
+    box.fill("clean up")
+    assert page.evaluate("() => window.__settingsOpenAfterCancel") is False
     expect(box).to_have_value("clean up")
+    assert page.evaluate("sid => localStorage.getItem('desk.draft.' + sid)", sid) == "clean up"
     box.press("Enter")
     expect(page.locator(".msg-user").last).to_contain_text("clean up", timeout=15000)
     expect(page.locator(".msg-assistant .markdown").last).to_have_text("ok", timeout=15000)

@@ -4,7 +4,7 @@
 // here only while the chat or sidebar has the focus; F1 opens the help anywhere.
 
 import { signal } from "@preact/signals"
-import { useEffect, useRef } from "preact/hooks"
+import { useLayoutEffect, useRef } from "preact/hooks"
 import { html } from "./html.js"
 
 /** Moves the focus to the open session's prompt box once it is rendered (or to `fallback`). */
@@ -78,7 +78,8 @@ export function installChatKeys({ store, newSession }) {
 export function KeyboardHelp() {
   const ref = useRef(null)
   const open = helpOpen.value
-  useEffect(() => {
+  // A layout effect: the page behind stops being inert as the overlay closes, not a frame later.
+  useLayoutEffect(() => {
     const dialog = ref.current
     if (open && !dialog.open) dialog.showModal()
     if (!open && dialog.open) dialog.close()

@@ -4,7 +4,7 @@
 // empty keeps the stored key (the route's `api_key` absent).
 
 import { signal } from "@preact/signals"
-import { useEffect, useRef, useState } from "preact/hooks"
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks"
 import { html } from "./html.js"
 import { RulesEditor } from "./rules-editor.js"
 import { EFFORTS, ModelOptions, loadModels } from "./session-settings.js"
@@ -211,14 +211,19 @@ export function SettingsDialog({ store }) {
   const [loaded, setLoaded] = useState(false)
   const [error, setError] = useState(null)
   const [version, setVersion] = useState(null)
-  useEffect(() => {
+  // Shown and closed as the render that changes `open` lands, not a frame later: until a
+  // modal <dialog> closes the page behind it is inert, and what the person typed there in
+  // that frame (the prompt box, right after Escape) went nowhere.
+  useLayoutEffect(() => {
     const dialog = ref.current
+    if (open && !dialog.open) dialog.showModal()
+    else if (!open && dialog.open) dialog.close()
+  }, [open])
+  useEffect(() => {
     if (!open) {
-      if (dialog.open) dialog.close()
       setLoaded(false)
       return
     }
-    if (!dialog.open) dialog.showModal()
     setError(null)
     store.loadProvider().then(
       () => setLoaded(true),
