@@ -1,6 +1,7 @@
 """Room to work, in Chromium: a splitter between the chat and the terminals, dragged and
 remembered across a reload; a header button that hides the terminals (remembered too); and a
-stacked layout at 880x600 whose message list is tall enough to read."""
+stacked layout at 880x600 whose message list is tall enough to read; and a sessions sidebar that
+never scrolls sideways (its resizer sits inside its edge) at 1280x800 and 880x600."""
 
 from __future__ import annotations
 
@@ -68,3 +69,31 @@ def test_at_880x600_the_stacked_chat_leaves_a_list_tall_enough_to_read(
     terminals = page.locator("#terminal-area").bounding_box()
     assert terminals is not None
     assert terminals["height"] >= 120, terminals
+
+
+SIDEWAYS = """() => {
+    const sidebar = document.querySelector('#sessions-sidebar')
+    return [sidebar.scrollWidth, sidebar.clientWidth]
+}"""
+
+
+@pytest.mark.parametrize("size", [(1280, 800), (880, 600)])
+def test_the_sidebar_never_scrolls_sideways(
+    page: Page, service: Service, size: tuple[int, int]
+) -> None:
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    long = "A session whose title is much longer than any sidebar is wide, " * 3
+    create_session(service, long.strip(), "/tmp")
+    sid = create_session(service, "Layout")
+    open_chat(page, service, sid)
+    sidebar = page.locator("#sessions-sidebar")
+    expect(sidebar).to_be_visible()
+    expect(page.locator(".sidebar-resizer")).to_be_attached()
+    scroll, client = page.evaluate(SIDEWAYS)
+    assert scroll <= client, (scroll, client)
+    # The resizer still sits at the sidebar's edge, where the pointer takes it.
+    edge = sidebar.bounding_box()
+    handle = page.locator(".sidebar-resizer").bounding_box()
+    assert edge is not None
+    assert handle is not None
+    assert edge["x"] + edge["width"] - 8 <= handle["x"] < edge["x"] + edge["width"]

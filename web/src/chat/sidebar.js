@@ -50,8 +50,9 @@ function Resizer({ nav }) {
     event.preventDefault()
     const handle = event.currentTarget
     handle.setPointerCapture(event.pointerId)
-    const left = nav.getBoundingClientRect().left
-    const move = (e) => setLayout({ width: clampWidth(e.clientX - left) })
+    const { left, right } = nav.getBoundingClientRect()
+    const grab = right - event.clientX // where on the handle the pointer took it
+    const move = (e) => setLayout({ width: clampWidth(e.clientX - left + grab) })
     const up = () => {
       handle.removeEventListener("pointermove", move)
       handle.removeEventListener("pointerup", up)
