@@ -15,8 +15,9 @@ import pytest
 from desktop.config import Settings, load_settings
 from tests.support.bundle import EARLY_START, BundleBuild
 
-# The agent-with-fake-provider fixtures (`fake`, `agent`) every suite may use.
-pytest_plugins = ("tests.support.agent_app",)
+# The fixtures every suite may use: the in-process service (`client`, `auth`, `api`), a real
+# PTY host (`host`, `start_host`), and the agent with the strict fake provider (`fake`, `agent`).
+pytest_plugins = ("tests.support.host", "tests.support.app", "tests.support.agent_app")
 
 TESTS = Path(__file__).resolve().parent
 # Every test under these folders, or using these fixtures, carries the marker, whether or not

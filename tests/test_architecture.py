@@ -1,5 +1,6 @@
 """The parts table of docs/ARCHITECTURE.md says which parts each part imports: the code agrees,
-and no module of desktop/ imports itself through others (TYPE_CHECKING included)."""
+and no module of desktop/ imports itself through others (TYPE_CHECKING included). The tests
+share code only through tests/support: no test module or conftest is imported."""
 
 from __future__ import annotations
 
@@ -88,3 +89,33 @@ def test_no_module_imports_itself_through_others() -> None:
     for module in sorted(graph):
         if module not in state:
             visit(module, [module])
+
+
+TESTS = PROJECT / "tests"
+
+
+def is_test_or_conftest(module: str) -> bool:
+    name = module.rsplit(".", 1)[-1]
+    return name.startswith("test_") or name == "conftest"
+
+
+def test_tests_share_code_only_through_tests_support() -> None:
+    """Helpers and fixtures live in tests/support (fixtures as plugins listed in
+    tests/conftest.py), never in a test module or a suite's conftest that others import."""
+    files = {module_name(path): path for path in TESTS.rglob("*.py")}
+    names = set(files)
+    imports = sorted(
+        f"{module} imports {target}"
+        for module, path in files.items()
+        for target in imported_modules(path, names)
+        if target in files and target != module and is_test_or_conftest(target)
+    )
+    assert imports == []
+    helpers = sorted(
+        module
+        for module, path in files.items()
+        if not is_test_or_conftest(module)
+        and path.name != "__init__.py"
+        and not path.is_relative_to(TESTS / "support")
+    )
+    assert helpers == [], "test helper modules outside tests/support"

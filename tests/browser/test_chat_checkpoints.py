@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.checkpoints.support import make_project
 from tests.support.browser_chat import open_chat
 from tests.support.chat import create_session
+from tests.support.checkpoints import make_project
 from tests.support.fake_provider import Call, text_reply, tool_call_reply
 from tests.support.fake_provider_thread import ThreadedFakeProvider
 from tests.support.service import Service

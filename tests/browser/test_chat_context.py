@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.server.test_compaction import SUMMARY, WINDOW, prose, summaries
 from tests.support.browser_chat import chat_state, open_chat
 from tests.support.chat import create_session
+from tests.support.compaction import SUMMARY, WINDOW, prose, summaries
 from tests.support.fake_provider import Call, text_reply, tool_call_reply
 from tests.support.fake_provider_thread import ThreadedFakeProvider, threaded_fake_provider
 from tests.support.service import Service

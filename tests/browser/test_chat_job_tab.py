@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.test_chat_jobs import agent_runs, job_row, open_terminal_from, shell_call
+from tests.support.browser_agent import agent_runs, job_row, open_terminal_from, shell_call
 from tests.support.browser_terminals import wait_attached
 from tests.support.fake_provider import tool_call_reply
 from tests.support.fake_provider_thread import ThreadedFakeProvider

@@ -9,44 +9,19 @@ import re
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Page, expect
 
+from tests.support.browser_agent import agent_runs, job_row, open_terminal_from, prompt, shell_call
 from tests.support.browser_chat import open_chat
 from tests.support.browser_terminals import buffer_lines, terminal, wait_attached
 from tests.support.chat import create_session
-from tests.support.fake_provider import Call, Reply, text_reply, tool_call_reply
+from tests.support.fake_provider import Call, text_reply, tool_call_reply
 from tests.support.fake_provider_thread import ThreadedFakeProvider
 from tests.support.service import Service
 from tests.support.sessions import recorded_jobs
 from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.browser
-
-
-def prompt(service: Service, sid: str, text: str = "go") -> None:
-    service.request("POST", f"/api/session/{sid}/prompt", {"text": text})
-
-
-def shell_call(command: str, call_id: str = "call_1", background: bool = True) -> Call:
-    args: dict[str, object] = {"command": command}
-    if background:
-        args["background"] = True
-    return Call(call_id, "shell", args)
-
-
-def job_row(page: Page, call_id: str = "call_1") -> Locator:
-    return page.locator(f".jobs-panel .job[data-id$=':{call_id}']")
-
-
-def agent_runs(
-    page: Page, service: Service, fake: ThreadedFakeProvider, call: Reply, *answers: str
-) -> str:
-    """A session open in the page whose first answer is `call` (then `answers`); prompted."""
-    fake.script(call, *(text_reply(a) for a in answers))
-    sid = create_session(service)
-    open_chat(page, service, sid)
-    prompt(service, sid)
-    return sid
 
 
 def test_a_background_job_shows_running_with_elapsed_time_then_done_and_its_notice_once(
@@ -139,18 +114,6 @@ def test_a_foreground_call_moves_to_the_background_from_the_panel(
     row.locator(".job-cancel").click()
     expect(row).to_have_attribute("data-status", "cancelled", timeout=15000)
     assert fake_provider.invalid_count == 0
-
-
-def open_terminal_from(page: Page, button: Locator, terminal_id: str) -> None:
-    """Another tab in front first, so opening the job's tab is a visible change; then the
-    card's "Open terminal" brings the job's tab to the front."""
-    page.evaluate("() => window.__desk.newTerminal(null)")
-    wait_until(
-        lambda: page.evaluate("() => window.__desk.state().activeTerminal") != terminal_id,
-        what="another terminal active",
-    )
-    button.click()
-    page.wait_for_function("(id) => window.__desk.state().activeTerminal === id", arg=terminal_id)
 
 
 def test_the_job_card_opens_its_terminal_tab_view_only_with_the_commands_output(

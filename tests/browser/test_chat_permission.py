@@ -9,52 +9,15 @@ import re
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Page, expect
 
-from tests.support.browser_chat import open_chat
-from tests.support.chat import create_session
+from tests.support.browser_agent import ASK_COMMAND, ask_mode_session, prompt, waiting_shell_call
 from tests.support.chromium import sign_in
 from tests.support.fake_provider import Call, text_reply, tool_call_reply
 from tests.support.fake_provider_thread import ThreadedFakeProvider
 from tests.support.service import Service
-from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.browser
-
-COMMAND = "echo allowed-$((6*7))"
-
-
-def ask_mode_session(page: Page, service: Service, directory: str = "/tmp") -> str:
-    """A session opened in the page and switched to `ask` with the header's switch."""
-    sid = create_session(service, directory=directory)
-    open_chat(page, service, sid)
-    switch = page.get_by_label("Permission mode")
-    expect(switch).to_have_value("auto")
-    switch.select_option("ask")
-    expect(switch).to_have_value("ask")
-    # The select shows the choice at once; the PATCH lands a moment later.
-    wait_until(
-        lambda: service.request("GET", f"/api/session/{sid}")["permission_mode"] == "ask",
-        what="permission mode saved",
-    )
-    return sid
-
-
-def prompt(service: Service, sid: str) -> None:
-    service.request("POST", f"/api/session/{sid}/prompt", {"text": "go"})
-
-
-def waiting_shell_call(
-    page: Page, service: Service, fake: ThreadedFakeProvider, answer: str
-) -> tuple[str, Locator]:
-    """An ask-mode session whose agent called `shell` with COMMAND: the session and the
-    permission card waiting in the page (the model says `answer` once the call settles)."""
-    fake.script(tool_call_reply(Call("call_1", "shell", {"command": COMMAND})), text_reply(answer))
-    sid = ask_mode_session(page, service)
-    prompt(service, sid)
-    card = page.locator(".permission-card[data-call='call_1']")
-    expect(card).to_be_visible(timeout=15000)
-    return sid, card
 
 
 def test_in_ask_mode_a_shell_call_waits_with_its_command_and_allow_once_runs_it(
@@ -62,7 +25,7 @@ def test_in_ask_mode_a_shell_call_waits_with_its_command_and_allow_once_runs_it(
 ) -> None:
     _, card = waiting_shell_call(page, agent_service, fake_provider, "ran it")
     expect(card.locator(".permission-tool")).to_have_text("shell")
-    expect(card.locator(".permission-command")).to_have_text(COMMAND)
+    expect(card.locator(".permission-command")).to_have_text(ASK_COMMAND)
     tool = page.locator(".part-tool")
     expect(tool).to_have_attribute("data-status", "running")  # waiting: it has not run
 
@@ -97,13 +60,13 @@ def test_the_waiting_card_is_shown_again_after_a_reload_and_after_a_kill_9_and_r
 
     page.reload()
     page.wait_for_function("(id) => window.__desk?.chat().active === id", arg=sid)
-    expect(card.locator(".permission-command")).to_have_text(COMMAND, timeout=15000)
+    expect(card.locator(".permission-command")).to_have_text(ASK_COMMAND, timeout=15000)
 
     agent_service.kill()
     agent_service.start()
     sign_in(page, agent_service)  # a fresh page: only the service can bring the card back
     page.wait_for_function("(id) => window.__desk.chat().active === id", arg=sid)
-    expect(card.locator(".permission-command")).to_have_text(COMMAND, timeout=15000)
+    expect(card.locator(".permission-command")).to_have_text(ASK_COMMAND, timeout=15000)
     expect(page.get_by_label("Permission mode")).to_have_value("ask")
 
     card.get_by_role("button", name="Allow once").click()

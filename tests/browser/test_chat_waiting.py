@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.test_chat_permission import waiting_shell_call
+from tests.support.browser_agent import waiting_shell_call
 from tests.support.fake_provider_thread import ThreadedFakeProvider
 from tests.support.service import Service
 

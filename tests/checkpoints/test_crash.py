@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from desktop.config import Settings
-from tests.checkpoints.support import git_dir_sums, start, tree_sums
-from tests.server.runner_support import configure
+from tests.support.checkpoints import git_dir_sums, start, tree_sums
 from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
 from tests.support.host import stop_host
+from tests.support.runner import configure
 
 FILES = 4000
 

@@ -10,10 +10,10 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from desktop.checkpoints import snapshot as snapshot_module
-from tests.checkpoints.support import git_dir_sums, make_project, tree_sums
-from tests.server.conftest import TOKEN
-from tests.server.runner_support import log, messages, new_session, prompt, until_idle
+from tests.support.app import TOKEN
+from tests.support.checkpoints import git_dir_sums, make_project, tree_sums
 from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
+from tests.support.runner import log, messages, new_session, prompt, until_idle
 from tests.support.wait import wait_for
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from desktop.config import Settings
-from tests.checkpoints.support import git_dir_sums, make_project, start, tree_sums
+from tests.support.checkpoints import git_dir_sums, make_project, start, tree_sums
 from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
 from tests.support.host import stop_host
 from tests.support.runner import configure

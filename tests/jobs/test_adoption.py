@@ -21,9 +21,8 @@ from desktop.jobs.registry import JobRegistry
 from desktop.jobs.service import BackgroundWork
 from desktop.ptyhost.client import PtyHostClient
 from desktop.tools.shell import ShellContext
-from tests.jobs.conftest import Stores, create_session, rows
-from tests.jobs.fakes import FakeRunner
-from tests.jobs.test_recovery import inbox
+from tests.support.fake_runner import FakeRunner
+from tests.support.jobs import Stores, create_session, inbox, rows
 from tests.support.wait import DEADLINE
 
 SID = "ses_adopt"

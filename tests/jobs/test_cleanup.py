@@ -26,8 +26,8 @@ from desktop.ptyhost.launcher import ensure_host
 from desktop.ptyhost.protocol import PtyHostError
 from desktop.store.log import now_ms
 from desktop.tools.shell import JobState
-from tests.jobs.conftest import Stores, create_session
 from tests.support.host import stop_host
+from tests.support.jobs import Stores, create_session
 from tests.support.service import Service as Served
 from tests.support.service import serve
 from tests.support.sessions import started

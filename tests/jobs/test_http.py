@@ -9,7 +9,6 @@ import json
 import os
 import random
 import signal
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -21,41 +20,15 @@ from desktop.process.liveness import is_alive
 from desktop.ptyhost.hostfiles import read_host_registration
 from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
 from tests.support.host import stop_host
+from tests.support.jobs import call, eventually, texts
 from tests.support.service import Service as Served
 from tests.support.service import serve
 from tests.support.sessions import recorded_jobs
-from tests.support.wait import wait_for
-
-DEADLINE = 30.0
-
-
-@pytest.fixture
-async def fake(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[FakeProvider]:
-    async with FakeProvider() as provider:
-        monkeypatch.setenv("DESK_PROVIDER", "openai-compatible")
-        monkeypatch.setenv("DESK_BASE_URL", provider.base_url)
-        monkeypatch.setenv("DESK_MODEL", "fake-model")
-        monkeypatch.setenv("DESK_API_KEY", "sk-test")
-        yield provider
 
 
 def _pid(served: Served) -> int:
     assert served.process is not None
     return served.process.pid
-
-
-async def call(served: Served, method: str, path: str, body: object = None) -> Any:
-    async with (
-        aiohttp.ClientSession(headers=served.headers) as http,
-        http.request(method, served.url + path, json=body) as response,
-    ):
-        payload = await response.json()
-        assert response.status < 400, payload
-        return payload["data"]
-
-
-async def eventually(check: Any, what: str) -> Any:
-    return await wait_for(check, DEADLINE, f"never: {what}", 0.05)
 
 
 async def answered(served: Served, sid: str, text: str) -> list[dict[str, Any]] | None:
@@ -64,14 +37,6 @@ async def answered(served: Served, sid: str, text: str) -> list[dict[str, Any]] 
         served, "GET", f"/api/session/{sid}/message?limit=200"
     )
     return messages if text in texts(messages) else None
-
-
-def texts(messages: list[dict[str, Any]]) -> list[str]:
-    out = []
-    for m in messages:
-        if m["type"] == "assistant":
-            out += [p["text"] for p in m["content"] if p["type"] == "text"]
-    return out
 
 
 async def test_a_background_command_outliving_a_kill_9_notifies_once_with_its_real_output(

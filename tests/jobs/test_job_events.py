@@ -11,7 +11,7 @@ from typing import Any
 from desktop.events.fanout import Subscription
 from desktop.jobs.model import ShellRecovery
 from desktop.jobs.service import BackgroundWork
-from tests.jobs.conftest import Stores
+from tests.support.jobs import Stores
 
 SID = "ses_job_events"
 

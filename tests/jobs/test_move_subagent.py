@@ -11,13 +11,11 @@ from pathlib import Path
 from typing import Any
 
 from desktop.config import Settings
-from tests.jobs.test_http import call, eventually, fake, texts
 from tests.support.fake_provider import Call, FakeProvider, Reply, text_reply, tool_call_reply
 from tests.support.host import stop_host
+from tests.support.jobs import call, eventually, texts
 from tests.support.service import Service as Served
 from tests.support.service import serve
-
-__all__ = ["fake"]  # the strict provider fixture, shared with test_http
 
 CHILD_PROMPT = "count-the-files-please"
 MOVED = "It works in the background now."

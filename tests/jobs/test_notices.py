@@ -21,7 +21,7 @@ from desktop.jobs.notices import (
     subagent_notice,
 )
 from desktop.jobs.registry import JobRegistry
-from tests.jobs.conftest import Stores, create_session, rows
+from tests.support.jobs import Stores, create_session, rows
 
 
 def shell_marker(session: str, status: str = "running", **extra: str) -> Job:

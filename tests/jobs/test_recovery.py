@@ -18,8 +18,8 @@ from desktop.jobs.notices import SERVER_RESTARTED
 from desktop.jobs.recovery import RestartRecovery
 from desktop.jobs.registry import JobRegistry
 from desktop.store import sessions as q
-from tests.jobs.conftest import Stores, create_session, rows
-from tests.jobs.fakes import Drain, FakeRunner, deliver
+from tests.support.fake_runner import Drain, FakeRunner, deliver
+from tests.support.jobs import Stores, create_session, inbox, rows
 
 
 @dataclass
@@ -93,11 +93,6 @@ async def background_child(
     await jobs.background(child)
     if result is not None:
         await jobs.wait(child)
-
-
-async def inbox(bus: DurableBus, sid: str) -> list[dict[str, object]]:
-    found = await rows(bus, "SELECT data FROM inbox WHERE session_id = ? ORDER BY created", sid)
-    return [json.loads(str(r[0])) for r in found]
 
 
 async def synthetic(bus: DurableBus, sid: str) -> list[dict[str, object]]:

@@ -13,7 +13,7 @@ from desktop.jobs.model import (
     SubagentRecovery,
 )
 from desktop.jobs.registry import JobRegistry
-from tests.jobs.conftest import Stores
+from tests.support.jobs import Stores
 
 SHELL = ShellRecovery(
     "ses_background_shell", "call_bg", "job:ses_background_shell:call_bg", "echo done"

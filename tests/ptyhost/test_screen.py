@@ -19,8 +19,7 @@ from desktop.ptyhost.screen import model as screen_module
 from desktop.ptyhost.screen.model import COMPACT_MIN, ScreenModel
 from desktop.ptyhost.screen.reference import TerminalScreen, TerminalStream
 from desktop.ptyhost.screen.skip import run_keep
-
-from .screen_corpus import (
+from tests.support.screen_corpus import (
     Capture,
     Event,
     Reference,

@@ -15,10 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from desktop.server.errors import BodyError, parse_json_body
-from tests.server.conftest import api, auth, client
 from tests.support.app import TOKEN
-
-__all__ = ["api", "auth", "client"]
 
 NASTY_BODIES = [
     b"[" * 100_000 + b"]" * 100_000,

@@ -11,10 +11,7 @@ from aiohttp.test_utils import TestClient
 from desktop.config import Settings
 from desktop.server.app import create_app
 from desktop.server.auth import COOKIE_NAME
-from tests.server.conftest import auth, client
 from tests.support.app import TOKEN, ClientFactory
-
-__all__ = ["auth", "client"]
 
 
 async def sign_in(client: TestClient) -> str:

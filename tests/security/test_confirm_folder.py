@@ -10,10 +10,6 @@ from typing import Any
 import pytest
 from aiohttp.test_utils import TestClient
 
-from tests.server.conftest import auth, client
-
-__all__ = ["auth", "client"]
-
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

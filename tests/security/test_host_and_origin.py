@@ -9,9 +9,6 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from desktop.server.hosts import HostPolicy
-from tests.server.conftest import api, auth, client
-
-__all__ = ["api", "auth", "client"]
 
 
 @pytest.mark.parametrize(

@@ -14,10 +14,8 @@ import pytest
 from desktop.config import Settings
 from desktop.ptyhost.client import PtyHostClient
 from desktop.ptyhost.hostfiles import read_host_registration
-from tests.support.host import attach, host, start_host
+from tests.support.host import attach
 from tests.support.wait import DEADLINE
-
-__all__ = ["host", "start_host"]  # the fixtures: a real PTY host per test
 
 SECRET = "sk-desk-secret-4242"
 PROBE = (

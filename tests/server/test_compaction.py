@@ -4,7 +4,6 @@ context window, in process (real app, real SQLite, real sockets)."""
 from __future__ import annotations
 
 import json
-import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,16 +12,16 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from desktop.agent import runner as runner_module
-from desktop.agent.compaction import SUMMARY_HEADER, SUMMARY_SYSTEM
+from desktop.agent.compaction import SUMMARY_HEADER
 from desktop.agent.fitting import COMPACTION_FAILED
 from desktop.config import Settings
 from desktop.server.app import create_app
-from tests.server.conftest import TOKEN, ClientFactory
+from tests.support.app import TOKEN, ClientFactory
+from tests.support.compaction import SUMMARY, WINDOW, is_summary, prose, summaries
 from tests.support.fake_provider import (
     Call,
     FakeProvider,
     Reply,
-    count_text,
     overflow_answer,
     text_reply,
     tool_call_reply,
@@ -36,30 +35,6 @@ from tests.support.runner import (
     until_event,
     until_idle,
 )
-
-WINDOW = 8000
-SUMMARY = "Goal: read the notes.\nDecisions: none.\nDone: read notes.\nFiles: notes.\nLeft: more."
-
-
-def prose(tokens: int, seed: int) -> str:
-    """Plain words in lines of twelve, which the fake counts as about `tokens` tokens."""
-    rng = random.Random(seed)
-    words: list[str] = []
-    counted = 0
-    while counted < tokens:
-        word = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9)))
-        words.append(word)
-        counted += count_text(word)
-    return "\n".join(" ".join(words[i : i + 12]) for i in range(0, len(words), 12))
-
-
-def is_summary(body: Any) -> bool:
-    first = body["messages"][0] if body.get("messages") else {}
-    return first.get("role") == "system" and first.get("content") == SUMMARY_SYSTEM
-
-
-def summaries(body: Any) -> Reply | None:
-    return text_reply(SUMMARY) if is_summary(body) else None
 
 
 def key(body: Any) -> str:

@@ -19,10 +19,10 @@ import pytest
 
 from desktop.agent.compaction import SUMMARY_HEADER
 from desktop.config import Settings
-from tests.server.runner_support import DEADLINE, configure
-from tests.server.test_compaction import SUMMARY, WINDOW, is_summary, prose
+from tests.support.compaction import SUMMARY, WINDOW, is_summary, prose
 from tests.support.fake_provider import Call, FakeProvider, Reply, text_reply, tool_call_reply
 from tests.support.host import stop_host
+from tests.support.runner import DEADLINE, configure
 from tests.support.serve_process import spawn_serve
 
 PROMPTS = 8

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from aiohttp.test_utils import TestClient
 
-from tests.server.conftest import TOKEN
+from tests.support.app import TOKEN
 from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
 from tests.support.runner import new_session, prompt, until_event, until_idle
 

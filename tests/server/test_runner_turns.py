@@ -15,7 +15,7 @@ from aiohttp.test_utils import TestClient
 from desktop.config import Settings
 from desktop.server.app import create_app
 from desktop.server.appkeys import ENGINE
-from tests.server.conftest import TOKEN, ClientFactory
+from tests.support.app import TOKEN, ClientFactory
 from tests.support.fake_provider import (
     Call,
     FakeProvider,

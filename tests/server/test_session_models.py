@@ -10,9 +10,9 @@ from aiohttp.test_utils import TestClient
 
 from desktop.config import Settings
 from desktop.provider.settings import ProviderConfigStore, parse_update
-from tests.server.runner_support import log, new_session, prompt, until_idle
 from tests.support.app import TOKEN
 from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
+from tests.support.runner import log, new_session, prompt, until_idle
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 

@@ -10,15 +10,9 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 
-from tests.server.runner_support import (
-    messages,
-    new_session,
-    prompt,
-    until_event,
-    until_idle,
-)
 from tests.support.app import TOKEN
 from tests.support.fake_provider import Call, FakeProvider, Reply, text_reply, tool_call_reply
+from tests.support.runner import messages, new_session, prompt, until_event, until_idle
 
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
 HELPER_ID = re.compile(r"helper session_id: (ses_[A-Za-z0-9]+)")

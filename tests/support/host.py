@@ -1,7 +1,7 @@
 """A real PTY host for tests: one daemon per test (the fixtures), stopping it for good,
 attachment readers (over a handed-off WebSocket, tests/support/handoff.py), a plain shell.
 
-The fixtures are imported by the conftests of the suites that need a host (ptyhost, tools)."""
+The fixtures (`start_host`, `host`) are a pytest plugin registered in tests/conftest.py."""
 
 from __future__ import annotations
 

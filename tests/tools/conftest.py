@@ -9,9 +9,6 @@ import pytest
 from desktop.tools.base import ToolContext
 
 # The shell tool's tests run commands in a real PTY host: the same fixtures as its own tests.
-from tests.support.host import host, start_host
-
-__all__ = ["ctx", "host", "start_host", "workspace"]
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from tests.browser.test_chat_permission import ask_mode_session, prompt
+from tests.support.browser_agent import ask_mode_session, prompt
 from tests.support.fake_provider import Call, text_reply, tool_call_reply
 from tests.support.fake_provider_thread import ThreadedFakeProvider
 from tests.support.service import Service
