@@ -1,6 +1,7 @@
 """The prompt UI in Chromium against a real `desk serve` whose agent talks to the strict fake
 provider: sending, streaming, tool cards, drafts, interrupt, the retry banner, token usage,
-and a kill -9 of the service in the middle of a conversation."""
+the prompt box's height as the window narrows and widens, and a kill -9 of the service in the
+middle of a conversation."""
 
 from __future__ import annotations
 
@@ -395,3 +396,25 @@ def test_reasoning_streams_live_in_its_collapsed_part_and_the_durable_part_repla
     expect(reasoning).to_have_count(1)
     expect(reasoning.locator(".plain")).to_have_text("Weighing the options")
     assert fake_provider.invalid_count == 0
+
+
+BOX_HEIGHT = "() => document.querySelector('.composer-input').getBoundingClientRect().height"
+
+
+def test_the_prompt_box_fits_its_lines_again_when_the_window_is_resized(
+    page: Page, service: Service
+) -> None:
+    page.set_viewport_size({"width": 1280, "height": 800})
+    sid = create_session(service)
+    open_chat(page, service, sid)
+    box = prompt_box(page)
+    box.fill("x")
+    one_line = page.evaluate(BOX_HEIGHT)
+    page.set_viewport_size({"width": 480, "height": 800})
+    box.fill("Please read the parser and say what it does")  # one line wide, two narrow
+    page.wait_for_function(f"() => ({BOX_HEIGHT})() > {one_line} + 8")
+    page.set_viewport_size({"width": 1280, "height": 800})
+    page.wait_for_function(f"() => ({BOX_HEIGHT})() === {one_line}")
+    page.set_viewport_size({"width": 480, "height": 800})
+    page.wait_for_function(f"() => ({BOX_HEIGHT})() > {one_line} + 8")
+    assert box.evaluate("(el) => el.scrollHeight <= el.clientHeight + 2")  # all of it in view

@@ -28,6 +28,13 @@ export function isSteerKey(event) {
   return !event.isComposing && event.keyCode !== 229
 }
 
+/** The box's height for its text: its lines up to COMPOSER_MAX_HEIGHT, then it scrolls. */
+function fitHeight(el) {
+  el.style.height = "auto"
+  el.style.height = `${Math.min(COMPOSER_MAX_HEIGHT, el.scrollHeight + 2)}px`
+  el.style.overflowY = el.scrollHeight + 2 > COMPOSER_MAX_HEIGHT ? "auto" : "hidden"
+}
+
 export const BUSY_PLACEHOLDER = "Enter queues for after this turn · Ctrl+Enter steers it now"
 
 export function Composer({ store, session }) {
@@ -50,12 +57,20 @@ export function Composer({ store, session }) {
     return () => removeEventListener("storage", onStorage)
   }, [sessionId, sending])
 
-  useLayoutEffect(() => {
+  useLayoutEffect(() => fitHeight(box.current), [text])
+  // A narrower box wraps the text onto more lines, a wider one onto fewer: fit again when the
+  // width changes (only then: the fit itself changes the height).
+  useEffect(() => {
     const el = box.current
-    el.style.height = "auto"
-    el.style.height = `${Math.min(COMPOSER_MAX_HEIGHT, el.scrollHeight + 2)}px`
-    el.style.overflowY = el.scrollHeight + 2 > COMPOSER_MAX_HEIGHT ? "auto" : "hidden"
-  }, [text])
+    let width = el.clientWidth
+    const observer = new ResizeObserver(() => {
+      if (el.clientWidth === width) return
+      width = el.clientWidth
+      fitHeight(el)
+    })
+    observer.observe(el)
+    return () => observer.disconnect()
+  }, [])
 
   // A send refused while the service was unreachable is stale once it is back.
   const online = store.online?.value
