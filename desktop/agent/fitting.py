@@ -20,10 +20,12 @@ from typing import Any
 from desktop.agent.compaction import (
     CompactionFailed,
     Compactor,
+    Summarise,
     model_view,
     output_cap,
 )
 from desktop.agent.context import Accounting, Budget, Windows, raw_text_tokens, raw_tokens
+from desktop.agent.retries import Retries
 from desktop.events import history
 from desktop.events.bus import DurableBus
 from desktop.provider.client import ChatClient
@@ -78,16 +80,6 @@ class Fitter:
 
         return await store.run(lambda: read(store.connection()))
 
-    def _summarise(self, client: ChatClient) -> Any:
-        async def summarise(messages: list[dict[str, Any]]) -> str:
-            pieces: list[str] = []
-            async for event in client.stream(messages):
-                if isinstance(event, TextDelta):
-                    pieces.append(event.text)
-            return "".join(pieces)
-
-        return summarise
-
     def _learner(self, profile: Profile) -> Any:
         async def learn(exc: ProviderError) -> Budget | None:
             if exc.window:
@@ -101,7 +93,7 @@ class Fitter:
         self,
         session_id: str,
         profile: Profile,
-        client: ChatClient,
+        summarise: Summarise,
         messages: Sequence[Mapping[str, Any]],
         pending: Sequence[Mapping[str, Any]],
         system: str,
@@ -121,7 +113,14 @@ class Fitter:
             try:
                 fixed_here = fixed + raw_tokens(pending) * factor
                 await self._compact(
-                    session_id, messages, budget, factor, fixed_here, profile, client, "threshold"
+                    session_id,
+                    messages,
+                    budget,
+                    factor,
+                    fixed_here,
+                    profile,
+                    summarise,
+                    "threshold",
                 )
             except CompactionFailed as exc:
                 if not exc.nothing or used > budget.usable:
@@ -138,7 +137,7 @@ class Fitter:
         self,
         session_id: str,
         profile: Profile,
-        client: ChatClient,
+        summarise: Summarise,
         exc: ProviderError,
         prepared: Prepared,
         step_message: str,
@@ -165,7 +164,7 @@ class Fitter:
         messages = [m for m in await self._history(session_id) if m.get("id") != step_message]
         fixed = self._fixed(system, tools)
         await self._compact(
-            session_id, messages, budget, factor, fixed, profile, client, "overflow"
+            session_id, messages, budget, factor, fixed, profile, summarise, "overflow"
         )
         fresh = await self._history(session_id)
         view = model_view(fresh, cap=output_cap(budget, factor))
@@ -176,7 +175,7 @@ class Fitter:
         self,
         session_id: str,
         profile: Profile,
-        client: ChatClient,
+        summarise: Summarise,
         system: str,
         tools: Sequence[ToolSpec],
     ) -> None:
@@ -190,7 +189,7 @@ class Fitter:
         budget = Budget(window) if window else Budget(max(int(used / 0.6), 2048))
         goal = min(budget.target, int(used * 0.5))
         await self._compact(
-            session_id, messages, budget, factor, fixed, profile, client, "manual", goal
+            session_id, messages, budget, factor, fixed, profile, summarise, "manual", goal
         )
 
     async def _compact(
@@ -201,7 +200,7 @@ class Fitter:
         factor: float,
         fixed: float,
         profile: Profile,
-        client: ChatClient,
+        summarise: Summarise,
         reason: str,
         goal: int | None = None,
     ) -> None:
@@ -212,7 +211,7 @@ class Fitter:
             budget,
             factor=factor,
             fixed=fixed,
-            summarise=self._summarise(client),
+            summarise=summarise,
             learn=self._learner(profile),
             reason=reason,
             goal=goal,
@@ -230,6 +229,34 @@ class Fitter:
         if prepared.window:
             context["window"] = prepared.window
         return context
+
+
+def summariser(client: ChatClient, retries: Retries) -> Summarise:
+    """A compaction's summary requests, sent with `client`; a retryable failure is retried
+    as a step's is (the back-off, `session.retry.scheduled`, the settings of the moment)."""
+
+    async def summarise(messages: list[dict[str, Any]]) -> str:
+        sender, attempt = client, 0
+        while True:
+            attempt += 1
+            try:
+                return await _summary(sender, messages)
+            except ProviderError as exc:
+                delay = retries.delay(attempt, exc)
+                then = None if delay is None else await retries.wait(delay, attempt, exc, sender)
+                if then is None:
+                    raise  # not retryable, or no provider is configured any more
+                sender = then
+
+    return summarise
+
+
+async def _summary(client: ChatClient, messages: list[dict[str, Any]]) -> str:
+    pieces: list[str] = []
+    async for event in client.stream(messages):
+        if isinstance(event, TextDelta):
+            pieces.append(event.text)
+    return "".join(pieces)
 
 
 def failure_text(exc: CompactionFailed) -> str:

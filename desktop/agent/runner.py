@@ -36,6 +36,7 @@ import logging
 import sqlite3
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -43,13 +44,14 @@ import aiohttp
 
 from desktop.agent.compaction import CompactionFailed, Compactor
 from desktop.agent.context import Accounting, Windows
-from desktop.agent.fitting import COMPACTION_FAILED, Fitter, failure_text
+from desktop.agent.fitting import COMPACTION_FAILED, Fitter, failure_text, summariser
 from desktop.agent.instructions import project_instructions
 from desktop.agent.permissions import Permissions
 from desktop.agent.prompt import system_prompt
+from desktop.agent.retries import Retries, SettingsChanges
 from desktop.agent.session_model import session_model
 from desktop.agent.settle import RESTART_NOTICE, JobFinder, settle
-from desktop.agent.step import Retries, SettingsChanges, StepInput, model_of, run_step
+from desktop.agent.step import StepInput, model_of, run_step
 from desktop.agent.subagent import offers_subagent
 from desktop.agent.title import DEFAULT_TITLE, title_from_prompt
 from desktop.agent.tools_exec import ToolRunner, TurnFlags
@@ -444,9 +446,16 @@ class SessionRunner:
         every = [ToolSpec(s["name"], s["description"], s["parameters"]) for s in specs]
         tools = [] if last else every
         client = self._client(profile)
+        retries = self._retries(session_id)
         try:
             prepared = await self.fitter.prepare(
-                session_id, profile, client, snap.messages, delivered, system, tools
+                session_id,
+                profile,
+                summariser(client, retries),
+                snap.messages,
+                delivered,
+                system,
+                tools,
             )
         except CompactionFailed as exc:
             await self._fail(session_id, None, COMPACTION_FAILED, failure_text(exc), deliveries)
@@ -464,7 +473,6 @@ class SessionRunner:
             release=lambda c: q.release(c, session_id),
             refused=set(),
         )
-        retries = Retries(lambda: self._current(session_id), self.changes, self.options.retry_scale)
         outcome = await run_step(self.bus, client, step, retries)
         if outcome.overflow is not None:
             # Held back: compact and send once more, smaller (with the settings it was
@@ -472,8 +480,9 @@ class SessionRunner:
             client = outcome.client
             profile = client.profile
             try:
+                summarise = summariser(client, retries)
                 prepared = await self.fitter.recover(
-                    session_id, profile, client, outcome.overflow, prepared, mid, system, tools
+                    session_id, profile, summarise, outcome.overflow, prepared, mid, system, tools
                 )
             except CompactionFailed as exc:
                 await self._fail(session_id, mid, COMPACTION_FAILED, failure_text(exc))
@@ -524,7 +533,8 @@ class SessionRunner:
         instructions = await project_instructions(snap.directory)
         system = system_prompt(snap.directory, specs, instructions)
         tools = [ToolSpec(s["name"], s["description"], s["parameters"]) for s in specs]
-        await self.fitter.manual(session_id, profile, self._client(profile), system, tools)
+        summarise = summariser(self._client(profile), self._retries(session_id))
+        await self.fitter.manual(session_id, profile, summarise, system, tools)
 
     async def _profile(self, session_id: str) -> Profile | None:
         """The provider's profile (read now: a settings change applies to the next step)
@@ -534,6 +544,10 @@ class SessionRunner:
             return None
         chosen = await self.store.read(lambda c: session_model(c, session_id))
         return chosen.apply(profile)
+
+    def _retries(self, session_id: str) -> Retries:
+        current = partial(self._current, session_id)
+        return Retries(self.bus, session_id, current, self.changes, self.options.retry_scale)
 
     async def _current(self, session_id: str) -> ChatClient | None:
         """The client for the session's settings now (a retry re-reads them)."""

@@ -21,20 +21,19 @@ import asyncio
 import hashlib
 import json
 import logging
-import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from desktop.agent.call_ids import call_ids_for
 from desktop.agent.lowering import LoweringOptions, lower_messages
+from desktop.agent.retries import Retries
 from desktop.agent.tools_exec import PendingCall
 from desktop.events.bus import Draft, DurableBus, draft
 from desktop.events.fanout import Fanout
 from desktop.provider.client import ChatClient
 from desktop.provider.errors import NOT_CONFIGURED, NOT_CONFIGURED_TEXT, ProviderError
 from desktop.provider.profiles import Profile, ToolSpec
-from desktop.provider.retry import retry_delay
 from desktop.provider.stream import (
     Finish,
     ReasoningDelta,
@@ -67,43 +66,6 @@ def body_hash(body: dict[str, Any]) -> str:
 def model_of(profile: Profile) -> dict[str, str]:
     """The model a step's `session.step.started` names."""
     return {"id": profile.model, "provider_id": profile.provider}
-
-
-class SettingsChanges:
-    """Wakes the back-offs waiting when the provider settings or a session's model change;
-    `count` numbers the changes, so a waiter misses none made since it looked."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self._event = asyncio.Event()
-
-    def notify(self) -> None:
-        self.count += 1
-        self._event.set()
-        self._event = asyncio.Event()
-
-    async def wait(self, seconds: float, seen: int) -> bool:
-        """True when a change came after change number `seen` and before `seconds` passed."""
-        if self.count != seen:
-            return True
-        if seconds <= 0:
-            return False
-        try:
-            await asyncio.wait_for(self._event.wait(), seconds)
-        except TimeoutError:
-            return False
-        return True
-
-
-@dataclass(frozen=True)
-class Retries:
-    """How a step's retries wait and what they send with: `client` gives the client for the
-    settings now (None: no provider configured); `scale` shrinks the back-off in tests
-    (never a server's retry-after)."""
-
-    client: Callable[[], Awaitable[ChatClient | None]]
-    changes: SettingsChanges
-    scale: float = 1.0
 
 
 @dataclass
@@ -287,24 +249,12 @@ async def run_step(
                 step.refused.add(body_hash(body))
                 out.overflow = exc
                 return out
-            delay = retry_delay(attempt, exc)
-            error = {"type": exc.kind, "message": exc.message}
+            delay = retries.delay(attempt, exc)
             if delay is None:
-                await _failed(bus, step, out, error)
+                await _failed(bus, step, out, {"type": exc.kind, "message": exc.message})
                 return out
-            if exc.retry_after is not None:
-                delay = max(delay * retries.scale, exc.retry_after)
-            else:
-                delay *= retries.scale
-            at = int((time.time() + delay) * 1000)
-            await bus.publish(
-                draft(
-                    sid,
-                    "session.retry.scheduled",
-                    {"message_id": mid, "attempt": attempt, "at": at, "error": error},
-                )
-            )
-            body = await _resend(bus, step, out, body, await _wait_out(delay, out, retries))
+            then = await retries.wait(delay, attempt, exc, out.client, mid)
+            body = await _resend(bus, step, out, body, then)
     return out
 
 
@@ -324,21 +274,6 @@ async def _body(bus: DurableBus, step: StepInput, out: StepOutcome) -> dict[str,
         await _failed(bus, step, out, {"type": REFUSED_AGAIN, "message": message})
         return None
     return body
-
-
-async def _wait_out(delay: float, out: StepOutcome, retries: Retries) -> ChatClient | None:
-    """Waits out a back-off and gives the client for the settings then (None: no provider is
-    configured any more); settings that changed for the step end the wait at once."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + delay
-    changes = retries.changes
-    seen = -1  # the settings are read once before waiting: they may have changed already
-    while await changes.wait(end - loop.time(), seen):
-        seen = changes.count
-        now = await retries.client()
-        if now is None or now.profile != out.client.profile:
-            return now
-    return await retries.client()
 
 
 async def _resend(

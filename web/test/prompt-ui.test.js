@@ -145,6 +145,31 @@ describe("status, retry and queued prompts", () => {
     expect(thread.retry.value).toBeNull()
   })
 
+  test("the retry banner of a compaction's summary request ends when the compaction is done", async () => {
+    const { store, thread } = await opened()
+    store.handle(
+      "x",
+      event("session.retry.scheduled", 1, {
+        attempt: 1,
+        at: 5000,
+        error: { type: "provider.rate_limited", message: "slow down" },
+      }),
+    )
+    expect(thread.retry.value).toMatchObject({ attempt: 1, at: 5000 })
+    store.handle(
+      "x",
+      event("session.compacted", 2, {
+        message_id: "c1",
+        summary: "s",
+        through: null,
+        pruned: [],
+        reason: "manual",
+        tokens: { before: 10, after: 5 },
+      }),
+    )
+    expect(thread.retry.value).toBeNull()
+  })
+
   test("a prompt sent while busy is queued until delivered, then moves after the turn's steps", async () => {
     const { store, thread } = await opened()
     store.handle("x", event("session.created", 1, { title: "T", directory: "/" }))

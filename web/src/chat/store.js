@@ -45,6 +45,7 @@ const RETRY_ENDS = new Set([
   "session.step.failed",
   "session.execution.interrupted",
   "session.resume.exhausted",
+  "session.compacted", // a compaction's summary request was retried and went through
 ])
 
 const byCreatedDesc = (a, b) => (b.time?.created ?? 0) - (a.time?.created ?? 0)
