@@ -67,6 +67,22 @@ def _only(body: dict[str, object], *names: str) -> None:
         raise _invalid(f"Unknown field(s): {', '.join(sorted(unknown))}.")
 
 
+def expand_home(directory: str) -> str:
+    """`~` and `~/...` name the service user's home folder; any other path is kept as given."""
+    if directory == "~":
+        return os.path.expanduser("~")
+    if directory.startswith("~/"):
+        return os.path.join(os.path.expanduser("~"), directory[2:])
+    return directory
+
+
+def resolve_folder(directory: str | None) -> tuple[str, bool]:
+    """The folder a session given `directory` would get (its real path; blocking) and whether
+    it exists."""
+    folder = os.path.realpath(expand_home(directory) if directory else os.getcwd())
+    return folder, os.path.isdir(folder)
+
+
 def _whole_home_or_root(directory: str | None) -> str | None:
     """The folder when it is `/` or the person's home folder (blocking: it resolves paths)."""
     folder = os.path.realpath(directory if directory is not None else os.getcwd())
@@ -84,6 +100,8 @@ async def create_session(request: web.Request) -> web.Response:
         raise _invalid("parent_id must be a session id.")
     if directory == "":
         raise _invalid("directory must not be empty.")
+    if directory is not None:
+        directory = expand_home(directory)
     confirm = body.get("confirm", False)
     if not isinstance(confirm, bool):
         raise _invalid("confirm must be true or false.")
@@ -98,6 +116,18 @@ async def create_session(request: web.Request) -> web.Response:
         )
     session = await _service(request).create(title=title, directory=directory, parent_id=parent_id)
     return data_response(session, status=201)
+
+
+async def folder(request: web.Request) -> web.Response:
+    """The service's own folder (a session's default) and, given `path`, where it leads."""
+    path = request.query.get("path", "")
+    if len(path) > MAX_DIRECTORY:
+        raise _invalid(f"path must be at most {MAX_DIRECTORY} characters.")
+    default, _ = await asyncio.to_thread(resolve_folder, None)
+    answer: dict[str, object] = {"default": default}
+    if path:
+        answer["path"], answer["exists"] = await asyncio.to_thread(resolve_folder, path)
+    return data_response(answer)
 
 
 async def list_sessions(request: web.Request) -> web.Response:
@@ -266,6 +296,7 @@ async def prompt(request: web.Request) -> web.Response:
 def setup_session_routes(app: web.Application) -> None:
     r = app.router
     r.add_post("/api/session", create_session)
+    r.add_get("/api/folder", folder)
     r.add_get("/api/session", list_sessions)
     r.add_get("/api/session/{id}", get_session)
     r.add_patch("/api/session/{id}", patch_session)

@@ -1,14 +1,18 @@
 """Small things a person notices, in Chromium: the first screen's "No sessions yet." offers a
-"Start a session" button; the "exit 0" badge reads in full contrast in both themes; the native
-select follows the dark theme."""
+"Start a session" button; the new-session dialog takes `~` (showing where it leads) and names
+the service's folder that an empty field means; the "exit 0" badge reads in full contrast in
+both themes; the native select follows the dark theme."""
 
 from __future__ import annotations
+
+import os
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, expect
 
 from tests.support.chromium import sign_in
-from tests.support.service import Service
+from tests.support.service import ROOT, Service
 
 pytestmark = pytest.mark.browser
 
@@ -29,6 +33,40 @@ def test_no_sessions_yet_offers_a_button_that_opens_the_new_session_dialog(
     expect(empty).to_contain_text("No sessions yet.")
     empty.get_by_role("button", name="Start a session").click()
     expect(page.locator("dialog.new-session-dialog")).to_be_visible()
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The service user's home (the service started after this inherits it)."""
+    folder = tmp_path / "home"
+    (folder / "project").mkdir(parents=True)
+    monkeypatch.setenv("HOME", str(folder))
+    return Path(os.path.realpath(folder))
+
+
+def test_the_new_session_dialog_takes_a_tilde_and_names_the_services_folder(
+    page: Page, home: Path, service: Service
+) -> None:
+    sign_in(page, service)
+    page.get_by_role("button", name="New session").click()
+    dialog = page.get_by_role("dialog", name="New session")
+    field = dialog.get_by_label("Working folder")
+    field.fill("")
+    expect(field).to_have_attribute("placeholder", f"The service's folder: {ROOT}")
+    hint = dialog.locator(".folder-hint")
+    field.fill("~/nope")
+    expect(hint).to_have_text(f"Not an existing folder: {home / 'nope'}")
+    dialog.get_by_role("button", name="Create session").click()
+    expect(dialog.get_by_role("alert")).to_contain_text(
+        f"'{home / 'nope'}' is not an existing folder"
+    )
+    field.fill("~/project")
+    expect(hint).to_have_text(f"Opens in {home / 'project'}")
+    dialog.get_by_role("button", name="Create session").click()
+    expect(dialog).to_be_hidden()
+    expect(page.locator(".chat-folder")).to_have_text(str(home / "project"))
+    [session] = service.request("GET", "/api/session")
+    assert session["directory"] == str(home / "project")
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])

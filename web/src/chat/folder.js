@@ -1,9 +1,15 @@
-// The working folder of a new session: typed, picked from recent ones, or (in the desktop
-// window) chosen in the native folder dialog. The window answers through pywebview's shared
-// state, not its js_api, which needs eval (see desktop/app/folder_bridge.py): the page writes
-// a request {id, start} and waits for the reply {id, path} with the same id.
+// The working folder of a new session: typed (the service says where a typed path leads,
+// `~` included, and which folder an empty one means), picked from recent ones, or (in the
+// desktop window) chosen in the native folder dialog. The window answers through pywebview's
+// shared state, not its js_api, which needs eval (see desktop/app/folder_bridge.py): the page
+// writes a request {id, start} and waits for the reply {id, path} with the same id.
 
 import { signal } from "@preact/signals"
+import { useEffect, useState } from "preact/hooks"
+import { api } from "../api.js"
+
+/** How long typing pauses before the typed folder is resolved. */
+const RESOLVE_DELAY_MS = 200
 
 const OFFERED_KEY = "folder_dialog"
 const REQUEST_KEY = "folder_request"
@@ -40,4 +46,49 @@ export function pickFolder(start) {
     state.addEventListener("change", onChange)
     state[REQUEST_KEY] = { id, start: start || null }
   })
+}
+
+/** GET /api/folder: `{default}` (the service's folder), and for a `path` `{path, exists}`. */
+export function resolveFolder(path = "") {
+  return api("GET", `/api/folder${path ? `?path=${encodeURIComponent(path)}` : ""}`)
+}
+
+/**
+ * The line under the folder field for what the service answered about `typed`: where it leads
+ * when that is not what was typed (`~`, a relative path, a link), or that nothing is there.
+ */
+export function folderHint(typed, answer) {
+  const wanted = typed.trim()
+  if (!wanted || !answer?.path || answer.typed !== wanted) return null
+  if (!answer.exists) return { error: true, text: `Not an existing folder: ${answer.path}` }
+  return answer.path === wanted ? null : { error: false, text: `Opens in ${answer.path}` }
+}
+
+/** The service's answer for `typed` (resolved once typing pauses) and its default folder. */
+export function useResolvedFolder(typed) {
+  const [fallback, setFallback] = useState(null)
+  const [answer, setAnswer] = useState(null)
+  useEffect(() => {
+    let live = true
+    resolveFolder().then(
+      (data) => live && setFallback(data?.default ?? null),
+      () => null, // the placeholder stays general
+    )
+    return () => (live = false)
+  }, [])
+  const wanted = typed.trim()
+  useEffect(() => {
+    if (!wanted) return setAnswer(null)
+    let live = true
+    const timer = setTimeout(
+      () =>
+        resolveFolder(wanted).then(
+          (data) => live && setAnswer({ ...data, typed: wanted }),
+          () => live && setAnswer(null), // the service's own error says it on submit
+        ),
+      RESOLVE_DELAY_MS,
+    )
+    return () => ((live = false), clearTimeout(timer))
+  }, [wanted])
+  return { fallback, hint: folderHint(typed, answer) }
 }

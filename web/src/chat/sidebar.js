@@ -5,7 +5,7 @@ import { signal } from "@preact/signals"
 import { useEffect, useRef, useState } from "preact/hooks"
 import { html } from "./html.js"
 import { SessionStatusIcon } from "./icons.js"
-import { nativeFolderDialog, pickFolder } from "./folder.js"
+import { nativeFolderDialog, pickFolder, useResolvedFolder } from "./folder.js"
 import { SettingsButton } from "./settings-dialog.js"
 import { useLinks } from "./job-links.js"
 import { SessionMark, useWaitingTitle } from "./waiting.js"
@@ -107,6 +107,7 @@ function NewSessionDialog({ store, onClose }) {
   const [error, setError] = useState(null)
   const [busy, setBusy] = useState(false)
   const native = nativeFolderDialog()
+  const { fallback, hint } = useResolvedFolder(directory)
   const submit = async (event) => {
     event.preventDefault()
     setBusy(true)
@@ -144,11 +145,20 @@ function NewSessionDialog({ store, onClose }) {
           list="recent-folders"
           value=${directory}
           autocomplete="off"
-          placeholder="The service's folder"
+          spellcheck="false"
+          placeholder=${fallback ? `The service's folder: ${fallback}` : "The service's folder"}
+          aria-describedby="new-session-folder-hint"
           onInput=${(e) => setDirectory(e.currentTarget.value)}
         />
         ${native && html`<button type="button" onClick=${browse}>Browse…</button>`}
       </div>
+      <p
+        id="new-session-folder-hint"
+        class=${`hint folder-hint${hint?.error ? " folder-hint-missing" : ""}`}
+        aria-live="polite"
+      >
+        ${hint && html`<bdi>${hint.text}</bdi>`}
+      </p>
       <datalist id="recent-folders">
         ${store.recentFolders.value.map((folder) => html`<option key=${folder} value=${folder} />`)}
       </datalist>
