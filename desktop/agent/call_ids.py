@@ -1,11 +1,4 @@
-"""Desk's identity for each tool call: unique in its session whatever the provider sends.
-
-The provider's call id is untrusted: a hostile or careless server may give two calls of one
-step the same id, or number calls per message (`call_0` in every step). Everything keyed by a
-call (its part, its permission request and the approval's waiter, its job) uses the id
-assigned here instead: the provider's own when it is well-formed and not yet used in the
-session, otherwise a new Desk-made one. Lowering then sends the stored ids, unique per request.
-"""
+"""Desk's identity for each tool call: unique in its session whatever id the provider sends."""
 
 from __future__ import annotations
 

@@ -1,17 +1,5 @@
-"""Compaction: what the model sees of a long history, and how it is made smaller.
-
-`model_view` is the one place a compacted history is applied: messages up to the last
-summary's boundary become that summary, pruned tool outputs become a placeholder saying
-what was dropped and how to get it again, and an output larger than the window allows is
-cut with a note. The person's view (the projected messages) never changes.
-
-`Compactor.compact` makes the history fit, cheapest first: prune old tool outputs outside
-the recent part; if that is not enough, summarise everything before the recent part with
-the model (in pieces when it is larger than one request may be), rolling the previous
-summary in. Its result is one `session.compacted` event, published only when complete, so
-a kill at any moment leaves either the old history or the new one. The boundary is a
-message boundary, and a tool call and its result live in one message: they never part.
-"""
+"""Compaction: what the model sees of a long history (`model_view`) and how it is made smaller
+(`Compactor`: prune, then summarise, as one durable event)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,5 @@
-"""The context window: which window a session's model has, and how much of it a request uses.
-
-The window is the first that applies: the session's own setting, the provider settings'
-window for the model, the provider's model list (`GET {base_url}/models`), or a window an
-overflow error stated (remembered durably in kv per provider and model; a refusal that
-states none leaves the refused size as an upper bound). Token use is counted offline: the
-provider's `usage.prompt_tokens` of the session's last request plus an estimate of what was
-added since, from characters, calibrated per model against those reported counts.
-"""
+"""The context window: which window a session's model has, and how much of it a request uses
+(counted offline, calibrated per model)."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""Fitting a step's request into the model's context window: the runner's one entry to
-context handling.
-
-Before a step, `prepare` resolves the window, estimates the request and compacts when it
-would pass the threshold; it returns the history as the model is to see it. When a
-provider refuses a prompt as too long anyway, `recover` learns the window the refusal
-states (or the refused size as a bound) and compacts towards it, so the step can be sent
-again, smaller. After a step, `observe` calibrates the estimate against the provider's
-count and gives the `context` a `session.step.ended` records.
-"""
+"""Fitting a step's request into the model's context window: the runner's one entry to context
+handling (`prepare`, `recover`, `observe`)."""
 
 from __future__ import annotations
 

@@ -1,19 +1,5 @@
-"""Lowering: projected session messages (API.md shapes) to chat-completions `messages`.
-
-A pure function, and the one place the history's order is decided. An assistant message's
-tool parts become one `tool_calls` list followed at once by one `tool` message per call, in
-the same order, so nothing (a synthetic notice, the next prompt) can land between a call
-and its result: every later message is lowered after them. This is what keeps rule 1-3
-of docs/PROVIDER-RULES.md true by construction.
-
-Tool parts still `streaming`/`running` should have been settled durably by the runner
-before a request is built; if one slips through (a bug, a crash in between) it is lowered
-as an error result, "Tool execution interrupted: <name>", as a last resort, so lowering can
-never produce a request a strict provider rejects. Ids are made unique (and, for the
-Mistral family, mapped deterministically to 9 characters of [a-zA-Z0-9]), arguments are
-always a JSON string, and for Mistral an assistant turn is put between a `tool` and a
-`user` message (rule 7).
-"""
+"""Lowering: projected session messages to chat-completions `messages`, a pure function and the
+one place the history's order is decided."""
 
 from __future__ import annotations
 

@@ -1,16 +1,5 @@
 """Permission rules: the person's allow / ask / deny rules by tool and pattern, the built-in
-secret rules, how a call is matched against them, and the file that keeps them.
-
-A rule is `{tool, pattern, action}`. For `shell` the pattern is a glob over the command line
-(`*` matches anything, and `git *` also matches a bare `git`), matched against each part of
-a compound command (`a && b; c | d`); a shell pattern starting with `**/` is a path pattern
-instead, matched against every word of the command (a command that names a file). For the
-file tools the pattern is a glob over the path relative to the session directory (`*` within
-one folder, `**` across folders). Deny beats ask, ask beats allow; a shell allow needs every
-part of the command allowed. The built-in rules keep secret files out of the file tools and
-make a shell command naming one ask first; a user rule with the same tool and pattern
-replaces a built-in one, which is how the person relaxes it.
-"""
+secret rules, how a call is matched against them, and the file that keeps them."""
 
 from __future__ import annotations
 

@@ -1,32 +1,5 @@
-"""The runner: one turn loop per session, and the registry that owns every turn's task.
-
-`SessionRunner` implements the `Runner` seam of desktop.agent.service. `wake` starts a
-turn (or marks a running one woken); a turn
-
-1. takes the claim (`time_suspended`),
-2. before every drain settles what earlier work left open (desktop.agent.settle):
-   adoptable calls (a shell job still in the PTY host, a call waiting for permission) run
-   again and end with their real result; gone ones are settled as interrupted and, when
-   work was lost, the restart notice is added after them,
-3. delivers input (all waiting input at the start of a turn, steer input at each later
-   step; queued input waits until the turn's steps are done) with the step that reads it,
-4. runs steps (desktop.agent.step) and their tool calls (desktop.agent.tools_exec)
-   until no tool result needs another model call,
-5. ends with a terminal event that releases the claim in its own transaction: the last
-   `session.step.ended` (only if no input waits: then the turn goes on), a
-   `session.step.failed`, or `session.execution.interrupted` (user).
-
-Every step's request is fitted into the model's context window first (desktop.agent.fitting:
-compaction before the threshold, and one compact-and-resend when a provider refuses the
-prompt as too long before any output). The turn's last allowed step is sent without tools
-and asks for a closing summary, so a turn that reaches the step limit ends with text.
-
-Cancellation has two meanings. `interrupt` (the user) sets the turn's flag first, so the
-shell tool kills its job, running calls end `cancelled` and the turn ends for good.
-`close` (service shutdown) cancels without the flag: nothing is written, the claim stays,
-shell jobs keep running in the PTY host, and the successor's `recover` resumes the turn.
-A `kill -9` leaves exactly the same state, so both paths are one path.
-"""
+"""The runner: each session's turn loop (claim, settle, deliver input, steps and their tools,
+one terminal event) and the registry that owns every turn's task."""
 
 from __future__ import annotations
 

@@ -1,19 +1,5 @@
-"""One model call: lower the history, preflight, stream, publish durable events.
-
-The hot path is the stream: each text or reasoning delta is fanned out as an ephemeral
-event (no SQLite write, no validation: the shapes are ours); block ends are durable
-(`session.text` / `session.reasoning`, one event per block), together with
-`session.step.streamed` at the first streamed byte and `session.tool.input.started` when a
-call begins. The text of a block still streaming is saved by `session.step.streamed` events
-at most every SAVE_EVERY seconds, so a crash keeps what the person saw.
-The request is built and preflighted once per attempt; a retryable failure
-before any output sends the same body again after the back-off (`session.retry.scheduled`
-carries the time it will happen), a non-retryable one fails the step and is never resent.
-A cut after output keeps what arrived; the runner then continues with a new step whose
-history ends with that partial answer (a different body). A context overflow before any
-output is not a failure here: the step returns it (`overflow`) for the runner to compact and
-send again, smaller; a body once refused (`refused`, by hash) is never sent again.
-"""
+"""One model call: lower the history, preflight, stream (deltas to the page, block ends and
+periodic saves durable), and retry or report a failure."""
 
 from __future__ import annotations
 

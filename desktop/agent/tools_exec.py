@@ -1,13 +1,5 @@
-"""Running one step's tool calls: concurrently, validated, each result a durable event.
-
-Every call the model made is announced first (`session.tool.called`, all in one batch), so
-a crash at any later point leaves parts the restart settles or adopts, never a call with no
-part. Then each call runs in its own task: an unknown tool, arguments that are not a JSON
-object or do not fit the tool's schema, a refusal by the person, a tool error, even a tool
-bug, all end as `session.tool.failed` with a message the model can read and act on. A call
-always ends paired (success or failed) unless its task is cancelled; then the runner
-settles it (interrupt: cancelled; shutdown: left for the successor to adopt).
-"""
+"""Running one step's tool calls: announced in one batch, then run concurrently, each ending
+in one durable result the model can read."""
 
 from __future__ import annotations
 

@@ -1,8 +1,4 @@
-"""Errors of the session engine, each with the HTTP status and type the API answers.
-
-The engine does not import the server; the server maps `SessionError` to its JSON error
-shape one-to-one, so the API's error names live here, next to the rules that raise them.
-"""
+"""Errors of the session engine, each with the HTTP status and error type the API answers."""
 
 from __future__ import annotations
 

@@ -1,13 +1,5 @@
-"""The projection: how each durable event changes sessions and messages.
-
-One handler per durable event type (the table at the bottom must cover `schema.DURABLE`,
-a test checks it). Handlers work on a `Projection`, one transaction's view of the rows:
-a message is read once, edited in memory and written once at `flush`, so a batch of a
-hundred text events costs one read and one write of their message. A handler that cannot
-apply its event raises `ProjectionError`; the bus then rolls the append back with it.
-Handlers use only the event (never the clock), so replaying a log into an empty database
-reproduces the same rows.
-"""
+"""The projection: how each durable event changes sessions and messages, one handler per event
+type over one transaction's view of the rows."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The shapes the engine accepts: durable and ephemeral event data, assistant content parts.
-
-One owner for every rule about what an event may carry. `validate_event` returns the data
-normalised (defaults filled, nothing unknown kept), and that normalised form is what gets
-stored, so a replay sees exactly what the projection saw. Everything that enters from
-outside (routes, the test hook) and everything the engine publishes passes through here.
-"""
+"""The shapes the engine accepts (durable and ephemeral event data, assistant content parts)
+and the one validation that everything published passes."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""Registration files: how a client finds a running daemon (pid, where, which secret).
-
-Each daemon writes its record atomically (0600) in the runtime directory once it is ready
-and removes it on the way out, only while the file still names it (a successor may already
-have replaced it). A file that cannot be read or fails a check is corrupt: readers get
-CorruptRegistration and decide (the service manager removes it with a warning, a PTY host
-client treats it as no host).
-"""
+"""Registration files: how a client finds a running daemon (pid, where, which secret), written
+atomically (0600) and removed only while they still name their writer."""
 
 from __future__ import annotations
 

@@ -1,14 +1,5 @@
-"""What can go wrong talking to a provider, classified once for the runner's retry policy.
-
-One owner for the rule "is this worth sending again": `ProviderError.retryable`. Retryable
-means the same body may succeed later (429, 408/409, 5xx, a connection lost or timed out
-before any output, a server error reported inside the stream). A stream cut after output
-is not retryable as such (resending would duplicate what was shown); `output_started`
-tells the runner to continue from the partial answer instead. Anything else, a 400 in
-particular, must never be resent with the same body. A context overflow (the prompt does
-not fit the model's window, in any provider's words) is its own kind, `provider.context_overflow`,
-with the window and the prompt size when the text states them: the runner compacts instead.
-"""
+"""What can go wrong talking to a provider, classified once: `ProviderError.retryable` is the
+one owner of "is this worth sending again"."""
 
 from __future__ import annotations
 

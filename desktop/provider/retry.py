@@ -1,10 +1,5 @@
-"""The back-off between retries of a retryable ProviderError, as a pure function.
-
-Exponential from 2 s, doubling, with full-range jitter between 0.5x and 1x so that many
-sessions hit by the same 429 do not retry in step; never shorter than the server's own
-`retry-after`; at most MAX_RETRIES retries. The runner owns the waiting and the
-`retry.scheduled` events; this module owns only the numbers.
-"""
+"""The back-off between retries of a retryable ProviderError, as a pure function: the numbers
+only."""
 
 from __future__ import annotations
 

@@ -1,16 +1,5 @@
-"""The provider configuration: validated input, two private files, environment defaults.
-
-`provider.json` (0600) holds everything but the key; the key lives alone in
-`provider-key` (0600) so that nothing that reads or returns the configuration can leak it.
-The DESK_PROVIDER / DESK_BASE_URL / DESK_MODEL / DESK_API_KEY environment (already in
-`Settings.provider`) gives the defaults: a saved file overrides them, a saved key
-overrides DESK_API_KEY. A key belongs to the origin it was given for: saving a base URL of
-another origin without a key in the same request deletes the stored key, and DESK_API_KEY
-is used only with DESK_BASE_URL's origin, so a key never follows a changed URL to a new
-server. `public()` is the only view that leaves the service: it says
-whether a key is set, never what it is. Everything here is blocking file I/O; the routes
-call it through a thread.
-"""
+"""The provider configuration: validated input, two private files (the key apart), environment
+defaults. Blocking file I/O: the routes call it through a thread."""
 
 from __future__ import annotations
 

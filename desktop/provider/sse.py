@@ -1,12 +1,5 @@
-"""Server-Sent Events framing for streamed chat completions.
-
-Our own reader rather than aiohttp's line iterator (which splits on LF only and raises past
-512 KiB) or an SSE library (the maintained ones are few). It follows the WHATWG framing
-rules that matter for chat streams: lines end in CR, LF or CRLF, and a CRLF may be split
-across two network chunks; `:` lines are comments (OpenRouter's keep-alives); several
-`data:` lines join with LF; a blank line dispatches the event. The work per chunk is a few
-C-level calls (`find`, `splitlines`), never a Python loop over bytes.
-"""
+"""Server-Sent Events framing for streamed chat completions: our own reader of the WHATWG
+framing rules, with no Python loop over bytes."""
 
 from __future__ import annotations
 

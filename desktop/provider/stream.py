@@ -1,12 +1,5 @@
-"""Chat-completion chunks (already framed by `sse`) turned into typed stream events.
-
-`ChunkAssembler` is pure: it takes decoded `chat.completion.chunk` objects and returns
-events, so the tests can drive it with any chunk sequence and the HTTP client stays thin.
-Text and reasoning are yielded as they arrive; tool calls are assembled by `index` (their
-`arguments` come split over many chunks) and yielded whole when the stream ends, followed
-by the usage (the last one seen: Groq repeats it, OpenAI sends it in a final chunk with no
-choices) and the finish reason.
-"""
+"""Chat-completion chunks (already framed by `sse`) turned into typed stream events by a pure
+assembler."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Preflight: refuse to send a request a strict provider would reject.
-
-The rules are docs/PROVIDER-RULES.md's, numbered as there (1-6 always, 7 for the Mistral
-family), plus the tool-name pattern. A strict endpoint answers such a request with a 400
-that every retry repeats, leaving the session stuck; failing here instead gives the runner
-an internal error naming the message and the rule, and the session stays usable.
-"""
+"""Preflight: refuse to send a request a strict provider would reject (the rules of
+docs/PROVIDER-RULES.md)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""What every agent tool shares: its schema, input validation, results, path confinement.
-
-A tool call's arguments come from a model: untrusted, maybe not JSON, maybe the wrong
-shape. `run_tool` is the one entry point: it parses and validates the arguments against
-the tool's own JSON schema before the tool runs, and turns every expected failure
-(`ToolError`, an OSError from the file system) into an error result the model can read
-and act on. Only a bug in a tool escapes as an exception.
-"""
+"""What every agent tool shares: its schema, input validation (`run_tool`, the one entry
+point), results, path confinement."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Which files a project ignores: its `.gitignore` files (from the repository root down), its
-`.git/info/exclude` and the person's global excludes file, as git reads them; and a walk of
-a folder that never enters an ignored one (so a search skips `node_modules` at no cost).
-
-The Python fallbacks of `glob` and `grep` use it, so they skip what ripgrep skips. Blocking
-file I/O: call from a worker thread.
-"""
+"""Which files a project ignores, as git reads them, and a folder walk that never enters an
+ignored one. Blocking file I/O: call from a worker thread."""
 
 from __future__ import annotations
 

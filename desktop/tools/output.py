@@ -1,10 +1,5 @@
-"""Terminal output made readable for a model: escapes removed, CR overwrites resolved, and
-a head+tail truncation that says what it cut.
-
-A shell job's output is what a terminal received: colour codes, cursor moves, OSC titles,
-progress bars redrawn with CR. A model needs the text a person would see at the end.
-Everything here is regex and slicing over whole strings; no Python loop over characters.
-"""
+"""Terminal output made readable for a model: escapes removed, CR overwrites resolved, and a
+head+tail truncation that says what it cut."""
 
 from __future__ import annotations
 

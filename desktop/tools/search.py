@@ -1,12 +1,5 @@
-"""`glob` and `grep`: finding files and lines in the workspace.
-
-`grep` runs ripgrep when it is installed and falls back to a Python walk otherwise; both
-print `path:line:text` with paths relative to the workspace, skip `.git` and binary files,
-and follow the project's `.gitignore` files and the global excludes (desktop/tools/ignore.py)
-unless the model asks for ignored files (`include_ignored`), so the model sees the same
-either way. Desk's private dirs are never searched: when one lies in the folder, the Python
-walk (which skips it) runs instead of ripgrep.
-"""
+"""`glob` and `grep`: finding files and lines in the workspace, with ripgrep or a Python walk
+that print the same."""
 
 from __future__ import annotations
 

@@ -1,16 +1,5 @@
-"""`shell`: the agent's commands, run as jobs in the PTY host rather than as our children.
-
-The tool never spawns a process. It asks a job runner (the `JobRunner` port, given by the
-engine; desktop.jobs.host implements it over the PTY host) for the job keyed by
-its session and tool call, which outlives this service. Starting is idempotent per key, so
-running the same call again (a successor service resuming a turn) adopts the job and
-returns its real result instead of running the command twice.
-
-Cancellation is not interruption. The task running a call is cancelled both when the user
-interrupts the turn and when the service stops; only the first may kill the command (a
-restart must leave it to the successor). So the tool kills its job on cancellation only
-when the call's `interrupted` event is set.
-"""
+"""`shell`: the agent's commands, run as jobs in the PTY host (keyed by session and call,
+idempotent) rather than as our children."""
 
 from __future__ import annotations
 
