@@ -147,11 +147,13 @@ def test_latest_fifty_first_then_older_pages_on_scroll_keeping_the_view_still(
         scroller.evaluate("(el) => { el.scrollTop = 300 }")
     # The route handler may run after the request event: pump Playwright's events a frame at a
     # time until it has.
-    for _ in range(600):
-        if held:
-            break
-        page.evaluate("() => new Promise((resolve) => requestAnimationFrame(resolve))")
-    assert held, "the older page's read was not held back"
+
+    def is_held() -> bool:
+        if not held:
+            page.evaluate("() => new Promise((resolve) => requestAnimationFrame(resolve))")
+        return bool(held)
+
+    wait_until(is_held, interval=0, what="the older page's read held back")
     anchor, top_before = scroller.evaluate(
         """async (el) => {
             const frame = () => new Promise((resolve) => requestAnimationFrame(resolve))

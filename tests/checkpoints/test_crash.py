@@ -14,7 +14,8 @@ from desktop.config import Settings
 from tests.support.checkpoints import git_dir_sums, start, tree_sums
 from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
 from tests.support.host import stop_host
-from tests.support.runner import configure
+from tests.support.runner import DEADLINE, configure
+from tests.support.wait import wait_for
 
 FILES = 4000
 
@@ -73,9 +74,14 @@ async def test_a_kill_mid_revert_of_many_files_ends_with_the_whole_revert_after_
     revert = asyncio.create_task(
         service.call("POST", f"/api/session/{sid}/revert", {"message_id": mid})
     )
-    while await asyncio.to_thread(read, first) == changed:
+
+    async def one_restored() -> bool:
+        if await asyncio.to_thread(read, first) != changed:
+            return True
         assert not revert.done(), "the revert ended before the test saw a file restored"
-        await asyncio.sleep(0.001)
+        return False
+
+    await wait_for(one_restored, DEADLINE, "a file restored by the revert", interval=0.001)
     await service.kill()
     partial = await asyncio.to_thread(restored_count, project, start_sums)
     revert.cancel()

@@ -6,7 +6,6 @@ changes."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -16,7 +15,8 @@ from desktop.config import Settings
 from tests.support.checkpoints import git_dir_sums, make_project, start, tree_sums
 from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
 from tests.support.host import stop_host
-from tests.support.runner import configure
+from tests.support.runner import DEADLINE, configure
+from tests.support.wait import wait_for
 
 
 @pytest.fixture
@@ -139,17 +139,18 @@ async def test_what_a_shell_call_changed_across_a_kill_is_recorded_by_the_succes
     service = await start(tmp_path / "service.log")
     sid = (await service.post("/api/session", {"directory": str(project)}))["id"]
     mid = (await service.post(f"/api/session/{sid}/prompt", {"text": "run"}))["message_id"]
-    deadline = asyncio.get_running_loop().time() + 30
-    while (project / "a.txt").read_text() != "first\n":
-        assert asyncio.get_running_loop().time() < deadline, "the command never ran"
-        await asyncio.sleep(0.02)
+    await wait_for(
+        lambda: (project / "a.txt").read_text() == "first\n", DEADLINE, "the command ran", 0.02
+    )
     await service.kill()
     successor = await start(tmp_path / "service.log")
     try:
         go.touch()
-        while await successor.ended(sid) < 2:
-            assert asyncio.get_running_loop().time() < deadline + 30, "the turn never ended"
-            await asyncio.sleep(0.05)
+
+        async def both_steps_ended() -> bool:
+            return await successor.ended(sid) >= 2
+
+        await wait_for(both_steps_ended, DEADLINE, "the turn ended (both its steps)", 0.05)
         await successor.idle(sid)
         changes = await successor.get(f"/api/session/{sid}/changes?message_id={mid}")
         assert sorted(f["path"] for f in changes["files"]) == ["a.txt", "c.txt"]

@@ -23,7 +23,7 @@ from desktop.ptyhost.client import PtyHostClient
 from desktop.tools.shell import ShellContext
 from tests.support.fake_runner import FakeRunner
 from tests.support.jobs import Stores, create_session, inbox, rows
-from tests.support.wait import DEADLINE
+from tests.support.wait import DEADLINE, wait_for
 
 SID = "ses_adopt"
 
@@ -59,13 +59,6 @@ async def backgrounded(stores: Stores, shell_jobs: ShellJobs, command: str, cwd:
     return state.key
 
 
-async def until(condition: object, what: str) -> None:
-    deadline = asyncio.get_running_loop().time() + DEADLINE
-    while not await condition():  # type: ignore[operator]
-        assert asyncio.get_running_loop().time() < deadline, what
-        await asyncio.sleep(0.02)
-
-
 async def test_a_background_command_outliving_the_service_is_adopted_and_noticed_once(
     stores: Stores, shell_jobs: ShellJobs, tmp_path: Path
 ) -> None:
@@ -86,7 +79,7 @@ async def test_a_background_command_outliving_the_service_is_adopted_and_noticed
     async def noticed() -> bool:
         return len(await inbox(bus, SID)) == 1 and not await jobs.pending_background()
 
-    await until(noticed, "the adopted job's notice")
+    await wait_for(noticed, DEADLINE, "the adopted job's notice")
     (notice,) = await inbox(bus, SID)
     assert "done-42" in str(notice["text"])
     assert 'state="completed"' in str(notice["text"])
@@ -166,7 +159,7 @@ async def test_a_call_run_again_after_its_notice_was_delivered_is_not_noticed_tw
         assert not state.created
         ctx = ShellContext(root=tmp_path, session_id=SID, call_id="call_a")
         await work.shell_backgrounded(ctx, state, command)
-        await until(settled, "the second run settled and its marker acknowledged")
+        await wait_for(settled, DEADLINE, "the second run settled and its marker acknowledged")
         notices = await rows(bus, "SELECT count(*) FROM event WHERE type = 'session.synthetic'")
         assert notices == [(1,)]
         await runner.wait_idle(SID)

@@ -31,7 +31,7 @@ from tests.support.jobs import Stores, create_session
 from tests.support.service import Service as Served
 from tests.support.service import serve
 from tests.support.sessions import started
-from tests.support.wait import DEADLINE
+from tests.support.wait import DEADLINE, wait_for
 
 SID = "ses_clean"
 DAY = 24 * 3600.0
@@ -177,13 +177,6 @@ async def pty_status(served: Served, terminal_id: str) -> int:
         return response.status
 
 
-async def until(check: Any, what: str) -> None:
-    deadline = asyncio.get_running_loop().time() + DEADLINE
-    while not await check():
-        assert asyncio.get_running_loop().time() < deadline, f"never: {what}"
-        await asyncio.sleep(0.05)
-
-
 async def job(client: PtyHostClient, session_id: str, call_id: str, command: str, cwd: Path) -> str:
     answer = await client.job_start(f"job:{session_id}:{call_id}", command, str(cwd))
     info = answer["job"]
@@ -241,7 +234,7 @@ async def test_the_services_timer_removes_a_finished_job_after_the_retention_not
         async def swept() -> bool:
             return await pty_status(served, done) == 404
 
-        await until(swept, "the finished job's terminal to be removed by the timer")
+        await wait_for(swept, DEADLINE, "the finished job's terminal to be removed by the timer")
         assert await pty_status(served, running) == 200
         (left,) = await own_host.job_list()
         assert left["status"] == "running"

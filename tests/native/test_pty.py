@@ -17,6 +17,7 @@ import pytest
 
 import desktop.native as native
 from desktop.native import ExitStatus, PtyProcess, spawn
+from tests.support.wait import wait_until
 
 BACKENDS = ["native", "ptyprocess"]
 TIMEOUT = 10.0
@@ -72,18 +73,19 @@ def read_to_eof(proc: PtyProcess, timeout: float = TIMEOUT) -> bytes:
             return output
 
 
-def drain_until(condition: Callable[[], T | None], proc: PtyProcess, timeout: float = TIMEOUT) -> T:
+def drain_until(
+    condition: Callable[[], T | None], proc: PtyProcess, what: str, timeout: float = TIMEOUT
+) -> T:
     """Poll condition while draining proc's output (select doubles as the wait)."""
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def met() -> T | None:
         value = condition()
-        if value is not None:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s")
-        if wait_readable(proc.fd, min(deadline, time.monotonic() + 0.02)):
+        if value is None and wait_readable(proc.fd, time.monotonic() + 0.02):
             with contextlib.suppress(EOFError):
                 proc.read()
+        return value
+
+    return wait_until(met, timeout, interval=0, what=what)  # type: ignore[no-any-return]
 
 
 def wait_exit(proc: PtyProcess, timeout: float = TIMEOUT) -> ExitStatus:
@@ -318,12 +320,12 @@ def test_foreground_process_follows_jobs(start: Spawner) -> None:
     assert shell.foreground_process() == "sh"
     assert shell.foreground_pgid() == shell.pid
     shell.write(b"sleep 30\n")
-    drain_until(lambda: shell.foreground_process() == "sleep" or None, shell)
+    drain_until(lambda: shell.foreground_process() == "sleep" or None, shell, "sleep in front")
     sleep_group = shell.foreground_pgid()
     assert sleep_group is not None
     assert sleep_group != shell.pid
     shell.signal_foreground(signal.SIGINT)
-    drain_until(lambda: shell.foreground_process() == "sh" or None, shell)
+    drain_until(lambda: shell.foreground_process() == "sh" or None, shell, "sh in front again")
     assert shell.foreground_pgid() == shell.pid
     assert shell.poll_exit() is None  # SIGINT went to the job, not the shell
 

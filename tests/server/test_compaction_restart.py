@@ -24,6 +24,7 @@ from tests.support.fake_provider import Call, FakeProvider, Reply, text_reply, t
 from tests.support.host import stop_host
 from tests.support.runner import DEADLINE, configure
 from tests.support.serve_process import spawn_serve
+from tests.support.wait import wait_for
 
 PROMPTS = 8
 
@@ -53,16 +54,22 @@ async def start(log: Path) -> Service:
 
 
 async def until_answer(service: Service, sid: str, text: str) -> None:
-    deadline = asyncio.get_running_loop().time() + DEADLINE
-    while True:
+    """Until the session's log holds the answer `text` and the session is no longer busy;
+    it must then be idle."""
+    last: list[str] = []
+
+    async def answered() -> dict[str, Any] | None:
         events = await service.call("GET", f"/api/session/{sid}/log")
-        if any(e["type"] == "session.text" and e["data"]["text"] == text for e in events):
-            session = await service.call("GET", f"/api/session/{sid}")
-            if session["status"] != "busy":
-                assert session["status"] == "idle", session
-                return
-        assert asyncio.get_running_loop().time() < deadline, [e["type"] for e in events][-8:]
-        await asyncio.sleep(0.05)
+        last[:] = [e["type"] for e in events][-8:]
+        if not any(e["type"] == "session.text" and e["data"]["text"] == text for e in events):
+            return None
+        session: dict[str, Any] = await service.call("GET", f"/api/session/{sid}")
+        return session if session["status"] != "busy" else None
+
+    session = await wait_for(
+        answered, DEADLINE, lambda: f"the answer {text!r}, then not busy; last events {last}", 0.05
+    )
+    assert session["status"] == "idle", session
 
 
 @pytest.mark.parametrize("moment", ["summary", "step"])

@@ -94,13 +94,19 @@ async def test_a_handed_off_controller_that_stops_acking_stops_the_pty_then_gets
 
     # Without acks the window fills, the host stops reading the PTY, the tail stops growing.
     await reader.until(lambda r: len(r.output) > 256 * 1024, what="the first window")
-    last = -1
-    for _ in range(100):
-        now = await tail()
-        if now == last:
-            break
-        last = now
-        await asyncio.sleep(0.1)
+    tails: list[int] = []
+
+    async def stopped_growing() -> bool:
+        tails.append(await tail())
+        return len(tails) > 1 and tails[-1] == tails[-2]
+
+    await wait_for(
+        stopped_growing,
+        within=10,
+        what=lambda: f"the PTY kept being read without acks (tail {tails[-3:]})",
+        interval=0.1,
+    )
+    last = tails[-1]
     assert last == await tail(), "the PTY kept being read without acks"
     assert last < 4 * 1024 * 1024 < FLOOD
     received = len(reader.output)

@@ -14,6 +14,7 @@ from typing import Any
 import aiohttp
 
 from tests.support.serve_process import spawn_serve
+from tests.support.wait import wait_for
 
 DEADLINE = 30.0
 
@@ -99,25 +100,25 @@ class Service:
         await asyncio.wait_for(self.process.wait(), DEADLINE)
 
     async def idle(self, sid: str) -> dict[str, Any]:
-        deadline = asyncio.get_running_loop().time() + DEADLINE
-        while True:
+        """The session once it is no longer busy."""
+
+        async def not_busy() -> dict[str, Any] | None:
             session = await self.get(f"/api/session/{sid}")
-            if session["status"] != "busy":
-                return dict(session)
-            assert asyncio.get_running_loop().time() < deadline, "the turn never ended"
-            await asyncio.sleep(0.02)
+            return dict(session) if session["status"] != "busy" else None
+
+        return await wait_for(not_busy, DEADLINE, "the turn ended", 0.02)  # type: ignore[no-any-return]
 
     async def turn(self, sid: str, text: str) -> str:
         """Prompt and wait for the turn's end; the user message id."""
         before = await self.ended(sid)
         mid = (await self.post(f"/api/session/{sid}/prompt", {"text": text}))["message_id"]
-        deadline = asyncio.get_running_loop().time() + DEADLINE
-        while (
-            await self.ended(sid) == before
-            or (await self.get(f"/api/session/{sid}"))["status"] == "busy"
-        ):
-            assert asyncio.get_running_loop().time() < deadline, "the turn never ended"
-            await asyncio.sleep(0.02)
+
+        async def over() -> bool:
+            if await self.ended(sid) == before:
+                return False
+            return bool((await self.get(f"/api/session/{sid}"))["status"] != "busy")
+
+        await wait_for(over, DEADLINE, "the turn ended", 0.02)
         return str(mid)
 
     async def ended(self, sid: str) -> int:

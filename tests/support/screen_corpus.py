@@ -11,12 +11,12 @@ import signal
 import struct
 import subprocess
 import termios
-import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from desktop.ptyhost.screen.reference import TerminalScreen, TerminalStream
+from tests.support.wait import What, wait_until
 
 # ----- the reference ---------------------------------------------------------------------
 
@@ -149,13 +149,15 @@ class Capture:
     def wait_for(self, marker: bytes, timeout: float = 15.0) -> None:
         """Read until `marker` has been written (after what was read so far)."""
         start = len(self.output)
-        deadline = time.monotonic() + timeout
-        while marker not in self.output[max(0, start - len(marker)) :]:
-            ended = not self._read(0.05)
-            if ended or time.monotonic() > deadline:
-                self.kill()
-                tail = bytes(self.output[-300:])
-                raise AssertionError(f"{marker!r} not seen (ended: {ended}); output ends {tail!r}")
+
+        def seen() -> bool:
+            if marker in self.output[max(0, start - len(marker)) :]:
+                return True
+            if not self._read(0.05):
+                raise AssertionError(f"the output ended before {marker!r}; {self._tail()}")
+            return False
+
+        self._reading(seen, timeout, lambda: f"{marker!r} not seen; {self._tail()}")
 
     def send(self, data: bytes) -> None:
         os.write(self.master, data)
@@ -163,14 +165,22 @@ class Capture:
     def finish(self, timeout: float = 15.0) -> bytes:
         """Read to the end of output (EIO once every holder of the terminal is gone) and
         reap the program."""
-        deadline = time.monotonic() + timeout
-        while self._read(0.05):
-            if time.monotonic() > deadline:
-                self.kill()
-                raise AssertionError("program did not finish")
+        self._reading(lambda: not self._read(0.05), timeout, "the program finished")
         self.process.wait(timeout=5)
         os.close(self.master)
         return bytes(self.output)
+
+    def _reading(self, done: Callable[[], bool], timeout: float, what: What) -> None:
+        """Reads (each read waits up to 50 ms for output) until `done`; on a failure the
+        program is stopped."""
+        try:
+            wait_until(done, timeout, interval=0, what=what)
+        except AssertionError:
+            self.kill()
+            raise
+
+    def _tail(self) -> str:
+        return f"output ends {bytes(self.output[-300:])!r}"
 
     def kill(self) -> None:
         """Stop the program (and its process group) after a failure."""

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import select
-import time
 
 from desktop.config import user_environment
 from desktop.native import spawn
 from desktop.tools.output import OUTPUT_BUDGET, clean_output, resolve_overwrites, strip_escapes
+from tests.support.wait import wait_until
 
 
 def test_colours_cursor_moves_and_titles_are_removed() -> None:
@@ -73,19 +73,21 @@ def test_real_terminal_output_of_a_colourful_progress_command_reads_cleanly() ->
         "printf '\\033]0;title\\007done\\n'"
     )
     proc = spawn(["bash", "-c", script], env=user_environment(), cwd=os.getcwd(), cols=80, rows=24)
-    output = b""
-    deadline = time.monotonic() + 10
-    try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([proc.fd], [], [], 0.5)
-            if not ready:
-                continue
+    output = bytearray()
+
+    def ended() -> bool:
+        ready, _, _ = select.select([proc.fd], [], [], 0.5)
+        if ready:
             try:
-                output += proc.read()
+                output.extend(proc.read())
             except EOFError:
-                break
+                return True
+        return False
+
+    try:
+        wait_until(ended, 10, interval=0, what=lambda: f"the end of the output; got {output!r}")
     finally:
         proc.close()
     assert b"\x1b[" in output
     assert b"\r" in output  # the raw bytes really had both
-    assert clean_output(output).text == "ok start\nprogress 30%\ndone\n"
+    assert clean_output(bytes(output)).text == "ok start\nprogress 30%\ndone\n"
