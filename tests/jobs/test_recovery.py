@@ -1,6 +1,6 @@
 """Restart recovery of background work, and its cancellation, on a real SQLite file. Each
 "restart" closes the registry, the runner and the store, and opens new ones on the same
-file; the runner is a scripted stand-in (tests/jobs/fakes.py), everything else is real."""
+file; the runner is a scripted stand-in (tests/support/fake_runner.py), everything else is real."""
 
 from __future__ import annotations
 
