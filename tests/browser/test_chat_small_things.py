@@ -1,7 +1,8 @@
 """Small things a person notices, in Chromium: the first screen's "No sessions yet." offers a
-"Start a session" button; the new-session dialog takes `~` (showing where it leads) and names
-the service's folder that an empty field means; the "exit 0" badge reads in full contrast in
-both themes; the native select follows the dark theme."""
+"Start a session" button and the empty main area speaks of chat sessions as well as terminals;
+the new-session dialog takes `~` (showing where it leads) and names the service's folder that
+an empty field means; the "exit 0" badge reads in full contrast in both themes; the native
+select follows the dark theme."""
 
 from __future__ import annotations
 
@@ -33,6 +34,24 @@ def test_no_sessions_yet_offers_a_button_that_opens_the_new_session_dialog(
     expect(empty).to_contain_text("No sessions yet.")
     empty.get_by_role("button", name="Start a session").click()
     expect(page.locator("dialog.new-session-dialog")).to_be_visible()
+
+
+def test_the_first_screen_speaks_of_chat_sessions_and_terminals(
+    page: Page, service: Service
+) -> None:
+    sign_in(page, service)
+    empty = page.locator("#empty-terminals")
+    expect(empty).to_contain_text("Chat with the agent in a session")
+    expect(empty).to_contain_text("No terminals.")
+    empty.get_by_role("button", name="Start a chat session").click()
+    dialog = page.locator("dialog.new-session-dialog")
+    expect(dialog).to_be_visible()
+    dialog.get_by_label("Working folder").fill("/tmp")
+    dialog.get_by_role("button", name="Create session").click()
+    expect(page.locator(".chat-title")).to_be_visible()
+    # A session open beside the terminals: the terminals' own words are enough there.
+    expect(page.locator(".chat-welcome-text")).to_have_count(0)
+    expect(page.get_by_text("No terminals.")).to_be_visible()
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ import { apiPayload } from "../api.js"
 import { ChatView } from "./chat-view.js"
 import { html } from "./html.js"
 import { SettingsDialog } from "./settings-dialog.js"
+import { Welcome } from "./welcome.js"
 import { clampWidth, layout, setLayout, Sidebar } from "./sidebar.js"
 import { createChatStore } from "./store.js"
 import { createJobsStore } from "./jobs-store.js"
@@ -82,6 +83,8 @@ export function mountChat({ connection, sidebar, chat, toggle, openTerminal = as
     sidebar,
   )
   render(html`<${ChatLinks.Provider} value=${links}><${ChatView} store=${store} /><//>`, chat)
+  const welcome = document.getElementById("chat-welcome")
+  if (welcome) render(html`<${Welcome} store=${store} />`, welcome)
   // The settings dialog has a root of its own: a modal inside a hidden (folded) sidebar or
   // chat area would not show.
   const settings = document.body.appendChild(document.createElement("div"))
