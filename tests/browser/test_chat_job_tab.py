@@ -1,6 +1,7 @@
 """An agent's command's terminal tab, once the command ended, offers Close and never Restart
-(a restart by hand would run the agent's command again: `rm -f` deletes again), and says it was
-the agent's command, in Chromium against a real service, PTY host and the strict fake."""
+(a restart by hand would run the agent's command again: `rm -f` deletes again), says it was
+the agent's command, and closes without a "The terminal was deleted." notice, in Chromium
+against a real service, PTY host and the strict fake."""
 
 from __future__ import annotations
 
@@ -40,4 +41,7 @@ def test_an_agent_jobs_ended_tab_offers_close_not_restart(
     expect(exit_line.get_by_role("button", name="Restart")).to_be_hidden()
     exit_line.get_by_role("button", name="Close").click()
     expect(page.locator(f"#pane-{terminal_id}")).to_have_count(0)
+    # Closed for good (the service lists it no more), and no confusing "was deleted" notice.
+    assert all(t["id"] != terminal_id for t in agent_service.request("GET", "/api/pty"))
+    expect(page.locator("#terminal-notice")).not_to_contain_text("deleted")
     assert fake_provider.invalid_count == 0

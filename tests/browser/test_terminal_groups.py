@@ -108,10 +108,12 @@ def test_groups_are_shown_together_and_new_tabs_open_in_their_group(
     wait_until(lambda: ids_in_group(service, "alpha") == {a1, a2, a3}, what="new in alpha")
     assert group_tab_ids(page, "alpha") == [a1, a2, a3]
 
-    # The main "+" with an ungrouped tab active opens an ungrouped terminal.
-    activate(page, plain)
+    # The bar's "+" (named for it) opens a terminal of no group, even with alpha's tab active.
+    assert terminal(page, a3)["active"]
+    main_plus = page.get_by_role("button", name="New terminal, in no session", exact=True)
+    expect(main_plus).to_have_attribute("title", re.compile(r"^New terminal, in no session"))
     before = {t["id"] for t in terminals(page)}
-    page.get_by_role("button", name="New terminal", exact=True).click()
+    main_plus.click()
     plain2 = new_tab_id(page, before)
     assert service.request("GET", f"/api/pty/{plain2}")["group"] is None
     assert group_tab_ids(page, "Default") == [plain, plain2]

@@ -2,12 +2,14 @@ import "./styles.css"
 import { ServiceConnection, STATES } from "./connection.js"
 import { registerServiceWorker } from "./service-worker.js"
 import { setupThemeToggle } from "./theme.js"
+import { followChatSession, installWindowTitle } from "./title.js"
 import { TerminalManager } from "./terminals/manager.js"
 import { mountChat } from "./chat/index.js"
 
 const $ = (id) => document.getElementById(id)
 
 setupThemeToggle($("theme-toggle"))
+installWindowTitle()
 
 const connection = new ServiceConnection()
 const indicator = $("connection")
@@ -47,6 +49,7 @@ const chat = mountChat({
   toggle: $("sidebar-toggle"),
   openTerminal: (id) => terminals.openTerminal(id),
 })
+followChatSession(chat)
 
 // A click on the theme button hands the keyboard back to the terminal (it kept the focus, so
 // typing went nowhere and Enter flipped the theme back); keyboard users stay on the button.

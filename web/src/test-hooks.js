@@ -96,6 +96,8 @@ export function installTestHooks({ connection, terminals, chat }) {
         const tab = terminals.tabs.get(id)
         return { id, title: tab.title, status: tab.status, group: groupKeyOf(tab.info) }
       }),
+      // Agent job terminals folded behind their session's chip (no tab here).
+      foldedJobs: [...terminals.store.folded.value.keys()],
       viewOnlyBar: !document.getElementById("view-only-bar").hidden,
       // The window's native folder dialog can be asked for (web/src/chat/folder.js).
       folderDialog: nativeFolderDialog(),

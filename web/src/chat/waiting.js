@@ -3,6 +3,7 @@
 // marks of tool cards that tell the truth (running, finished, cancelled, denied, waiting).
 
 import { useEffect } from "preact/hooks"
+import { windowTitle } from "../title.js"
 import { html } from "./html.js"
 import { useLinks } from "./job-links.js"
 import { toolStatus } from "./tool-card.js"
@@ -59,29 +60,12 @@ export function SessionMark({ session, Icon }) {
   return html`<${Icon} status=${useSessionStatus(session)} />`
 }
 
-const PREFIX = "Waiting for you · "
-
 /**
  * While a session waits for the person and the window is in the background, the window title
- * says so (it goes back when the window is seen or nothing waits).
+ * says so (web/src/title.js composes it; it goes back when the window is seen or nothing waits).
  */
 export function useWaitingTitle(count) {
   useEffect(() => {
-    const update = () => {
-      const base = document.title.startsWith(PREFIX)
-        ? document.title.slice(PREFIX.length)
-        : document.title
-      const want = count > 0 && (document.hidden || !document.hasFocus()) ? PREFIX + base : base
-      if (document.title !== want) document.title = want
-    }
-    update()
-    addEventListener("focus", update)
-    addEventListener("blur", update)
-    document.addEventListener("visibilitychange", update)
-    return () => {
-      removeEventListener("focus", update)
-      removeEventListener("blur", update)
-      document.removeEventListener("visibilitychange", update)
-    }
+    windowTitle.waiting.value = count
   }, [count])
 }

@@ -1,20 +1,31 @@
-// The terminal area: the tabs (one per terminal the service knows, each a TerminalTab view),
-// grouped by the terminals' `group`, in the store's order; opening, closing (with
+// The terminal area: the tabs (one per terminal the service knows, each a TerminalTab view,
+// except the agent's commands, folded behind their session's "Agent jobs" chip until the person
+// opens one), grouped by the terminals' `group`, in the store's order; opening, closing (with
 // confirmation), restarting and renaming terminals; cycling and moving tabs; the strip, bars,
-// window title and pane sizing. Its state is in a TerminalStore (store.js); the service link,
-// keyboard, search bar, rename field and drag are their own modules.
+// the tab's part of the window title (web/src/title.js owns it) and pane sizing. Its state is in
+// a TerminalStore (store.js); the service link, keyboard, search bar, rename field, drag and
+// the jobs menu are their own modules.
 
 import { effect } from "@preact/signals"
 import { api } from "../api.js"
 import { onThemeChange } from "../theme.js"
+import { windowTitle } from "../title.js"
+import { isAgentJob, isRunning } from "./agent-jobs.js"
 import { confirmClose } from "./confirm.js"
 import { wireDrag } from "./drag.js"
 import { groupFolder, groupInfo, groupKeyOf, groupLabel, groupOrder } from "./groups.js"
+import { JobMenu } from "./job-menu.js"
 import { wireKeys } from "./keys.js"
 import { regroup } from "./reconcile.js"
 import { startRename } from "./rename.js"
 import { SearchBar } from "./search-bar.js"
-import { forget, saveActive, saveKnownTerminals } from "./storage.js"
+import {
+  forget,
+  loadOpenedJobs,
+  saveActive,
+  saveKnownTerminals,
+  saveOpenedJobs,
+} from "./storage.js"
 import { TerminalStore } from "./store.js"
 import { GroupedStrip } from "./strip.js"
 import { TerminalSync } from "./sync.js"
@@ -31,6 +42,15 @@ export class TerminalManager {
     this.resizeTimer = null
     this.strip = new GroupedStrip(elements.strip)
     this.lastInGroup = new Map() // group key -> the tab last active in it
+    this.openedJobs = loadOpenedJobs() // agent jobs the person opened as tabs here
+    this.scrolledTo = null // the active tab last scrolled into view
+    this.jobMenu = new JobMenu({
+      jobsOf: (key) => this.jobsOf(key),
+      labelOf: (key) => groupLabel(key),
+      hasTab: (id) => this.tabs.has(id),
+      open: (id) => this.openTerminal(id),
+      closeFinished: (key) => this.closeFinishedJobs(key),
+    })
     this.search = new SearchBar(elements.search, () => this.activeTab())
     this.sync = new TerminalSync({ connection, store: this.store, area: this })
     // What only the area can act on, for every tab.
@@ -130,7 +150,38 @@ export class TerminalManager {
     return tab
   }
 
+  /** A terminal the service announced: an agent job stays folded unless opened here. */
+  arrived(info) {
+    if (!info?.id) return
+    if (isAgentJob(info) && !this.tabs.has(info.id) && !this.openedJobs.has(info.id)) {
+      this.store.journal(info.id)
+      this.#setFolded((folded) => folded.set(info.id, info))
+    } else this.add(info)
+  }
+
+  /** A terminal's info changed (a tab's, or a folded job's). */
+  updated(info) {
+    if (!info?.id) return
+    const tab = this.tabs.get(info.id)
+    if (tab) return tab.updateInfo(info)
+    const folded = this.store.folded.value.get(info.id)
+    if (folded) this.#setFolded((map) => map.set(info.id, { ...folded, ...info }))
+  }
+
+  exited(id, exitCode) {
+    const tab = this.tabs.get(id)
+    if (tab) return tab.markExited(exitCode)
+    const folded = this.store.folded.value.get(id)
+    if (folded)
+      this.#setFolded((map) => map.set(id, { ...folded, status: "exited", exit_code: exitCode }))
+  }
+
   remove(id) {
+    if (this.store.folded.value.has(id)) {
+      this.store.journal(id)
+      this.#setFolded((folded) => folded.delete(id))
+    }
+    this.#forgetOpened(id)
     const tab = this.tabs.get(id)
     if (!tab) return
     const store = this.store
@@ -169,11 +220,22 @@ export class TerminalManager {
     }
   }
 
-  /** Shows terminal `id` (a job's, from the chat), fetching its info when no tab has it yet. */
+  /** Shows terminal `id` (a job's, from the chat or its chip), fetching its info when no tab
+   * has it yet; an agent job opened so stays a tab here until it is closed. */
   async openTerminal(id) {
-    if (!this.tabs.has(id)) {
+    const folded = this.store.folded.value.get(id)
+    if (folded) {
+      this.#setFolded((map) => map.delete(id))
+      this.#rememberOpened(id)
+      this.add(folded)
+    } else if (!this.tabs.has(id)) {
       try {
-        this.add(await api("GET", `/api/pty/${encodeURIComponent(id)}`))
+        const info = await api("GET", `/api/pty/${encodeURIComponent(id)}`)
+        if (isAgentJob(info)) {
+          this.#rememberOpened(id)
+          this.#setFolded((map) => map.delete(id))
+        }
+        this.add(info)
       } catch (error) {
         this.notice(
           error.status === 404
@@ -190,6 +252,15 @@ export class TerminalManager {
   async closeTab(id) {
     const tab = this.tabs.get(id)
     if (!tab) return false
+    // A running agent command is the agent's: closing its tab folds it back behind the chip,
+    // and the command runs on (the jobs panel cancels it).
+    if (tab.info.job && tab.running) {
+      this.fold(id)
+      this.notice(
+        `“${tab.title}” still runs: it is under Agent jobs in ${groupLabel(this.groupKey(id))}.`,
+      )
+      return true
+    }
     const busy = tab.busyWith
     if (busy) {
       const ok = await confirmClose(
@@ -201,10 +272,12 @@ export class TerminalManager {
         return false
       }
     }
+    tab.closing = true // the service's "deleted" for it is no news here
     try {
       await api("DELETE", `/api/pty/${encodeURIComponent(id)}`)
     } catch (error) {
       if (error.status !== 404) {
+        tab.closing = false
         this.notice(`Could not close “${tab.title}”: ${error.message}`)
         return false
       }
@@ -212,6 +285,76 @@ export class TerminalManager {
     this.remove(id)
     this.sync.saveOrder()
     return true
+  }
+
+  /** Takes agent job `id`'s tab out of the strip (back behind its chip); its terminal stays. */
+  fold(id) {
+    const tab = this.tabs.get(id)
+    if (!tab?.info.job) return
+    const info = { ...tab.info }
+    if (!tab.running) info.status = "exited"
+    this.remove(id)
+    this.#setFolded((folded) => folded.set(id, info))
+    this.sync.saveOrder()
+  }
+
+  /** Closes every finished agent job of group `key`: their tabs and the folded ones. */
+  async closeFinishedJobs(key) {
+    const finished = this.jobsOf(key).filter((info) => !isRunning(info))
+    const results = await Promise.all(
+      finished.map(async (info) => {
+        if (this.tabs.has(info.id)) return this.closeTab(info.id)
+        try {
+          await api("DELETE", `/api/pty/${encodeURIComponent(info.id)}`)
+        } catch (error) {
+          if (error.status !== 404) return false
+        }
+        this.remove(info.id)
+        return true
+      }),
+    )
+    const closed = results.filter(Boolean).length
+    const failed = finished.length - closed
+    const label = groupLabel(key)
+    this.notice(
+      failed
+        ? `Closed ${closed} finished agent command${closed === 1 ? "" : "s"} in ${label}; ${failed} could not be closed.`
+        : `Closed ${closed} finished agent command${closed === 1 ? "" : "s"} in ${label}.`,
+    )
+    this.focusActive()
+  }
+
+  /** The agent jobs of group `key`: those with a tab here and the folded ones. */
+  jobsOf(key) {
+    const jobs = []
+    for (const id of this.store.order.value) {
+      const info = this.tabs.get(id)?.info
+      if (isAgentJob(info) && groupKeyOf(info) === key) jobs.push(info)
+    }
+    for (const info of this.store.folded.value.values())
+      if (groupKeyOf(info) === key) jobs.push(info)
+    return jobs
+  }
+
+  #setFolded(change) {
+    const next = new Map(this.store.folded.value)
+    change(next)
+    this.store.folded.value = next
+    this.renderStrip()
+  }
+
+  #rememberOpened(id) {
+    this.openedJobs.add(id)
+    saveOpenedJobs(this.openedJobs)
+  }
+
+  #forgetOpened(id) {
+    if (this.openedJobs.delete(id)) saveOpenedJobs(this.openedJobs)
+  }
+
+  /** After a terminal list: opened jobs no longer listed are forgotten. */
+  keepOpened(ids) {
+    for (const id of [...this.openedJobs]) if (!ids.has(id)) this.#forgetOpened(id)
   }
 
   /** Replaces an exited terminal with a new one running the same command in the same place
@@ -271,7 +414,6 @@ export class TerminalManager {
       tab.show()
       this.#measure()
       tab.focus()
-      tab.tabEl.scrollIntoView({ block: "nearest", inline: "nearest" })
     }
     this.search.follow(tab)
     this.renderStrip()
@@ -308,7 +450,7 @@ export class TerminalManager {
     const target = order[index + step]
     if (index < 0 || !target || this.groupKey(target) !== this.groupKey(active)) return
     this.move(active, target, step > 0)
-    this.activeTab()?.tabEl.scrollIntoView({ block: "nearest", inline: "nearest" })
+    this.#scrollToActive(true)
   }
 
   /** Shows the next (step 1) or previous (-1) group: its last active tab, else its first. */
@@ -356,12 +498,31 @@ export class TerminalManager {
     )
     if (order.some((id, i) => id !== store.order.value[i])) store.order.value = order
     const groups = this.groups()
+    // A session whose terminals are all folded agent jobs still shows: its label and chip.
+    const shown = new Set(groups.map((group) => group.key))
+    for (const info of this.store.folded.value.values()) {
+      const key = groupKeyOf(info)
+      if (!shown.has(key)) {
+        shown.add(key)
+        groups.push({ key, ids: [] })
+      }
+    }
     const activeGroup = this.currentGroup()
-    this.strip.render(groups, { tabEl: (id) => this.tabs.get(id)?.tabEl, activeGroup })
+    this.strip.render(groups, {
+      tabEl: (id) => this.tabs.get(id)?.tabEl,
+      activeGroup,
+      jobsOf: (key) => this.jobsOf(key),
+    })
+    this.jobMenu.refresh()
     const grouped = groups.some((group) => group.key !== null)
     this.el.newTab.classList.toggle("apart", grouped)
+    // Grouped, the bar's "+" is the one for a terminal of no session (each group has its own).
+    this.el.newTab.setAttribute(
+      "aria-label",
+      grouped ? "New terminal, in no session" : "New terminal",
+    )
     this.el.newTab.title = grouped
-      ? `New terminal in ${groupLabel(activeGroup)} (Ctrl+Shift+T)`
+      ? "New terminal, in no session (in the service's folder)"
       : "New terminal (Ctrl+Shift+T)"
     for (const tab of this.tabs.values()) {
       const active = tab.id === store.activeId.value
@@ -369,16 +530,29 @@ export class TerminalManager {
       tab.tabEl.tabIndex = active ? 0 : -1
     }
     this.el.empty.hidden = this.tabs.size > 0 || !store.loaded.value
+    this.#scrollToActive(false)
     this.#renderTitle()
     if (store.loaded.value)
       saveKnownTerminals(store.order.value.map((id) => this.tabs.get(id)?.info).filter(Boolean))
   }
 
-  /** The window's title names the tab in view, so window lists and task bars tell them apart. */
+  /** The tab in view, for the window title (which names it while the person uses the
+   * terminals, so window lists and task bars tell them apart). */
   #renderTitle() {
+    windowTitle.terminal.value = this.activeTab()?.title ?? null
+  }
+
+  /** Scrolls the strip to a newly active tab (or, `again`, to the active one after a move). */
+  #scrollToActive(again) {
     const tab = this.activeTab()
-    const title = tab ? `${tab.title} — Desk` : "Desk"
-    if (document.title !== title) document.title = title
+    if (!tab || !tab.tabEl.isConnected || (!again && this.scrolledTo === tab.id)) return
+    this.scrolledTo = tab.id
+    const strip = this.el.strip
+    const box = tab.tabEl.getBoundingClientRect()
+    const view = strip.getBoundingClientRect()
+    // Only the strip scrolls (scrollIntoView would scroll the page's panes too).
+    if (box.left < view.left) strip.scrollLeft -= view.left - box.left + 8
+    else if (box.right > view.right) strip.scrollLeft += box.right - view.right + 8
   }
 
   #renderBars() {
@@ -449,6 +623,12 @@ export class TerminalManager {
   #wireStrip() {
     const strip = this.el.strip
     strip.addEventListener("click", (event) => {
+      const chip = event.target.closest?.(".tab-jobs")
+      if (chip) {
+        const group = this.strip.groupAt(chip)
+        if (group !== undefined) this.jobMenu.toggle(group, chip, { keyboard: event.detail === 0 })
+        return
+      }
       if (event.target.closest?.(".tab-group-add")) {
         const group = this.strip.groupAt(event.target)
         if (group !== undefined) this.newTerminal(group)
@@ -472,7 +652,8 @@ export class TerminalManager {
       groupOf: (id) => this.groupKey(id),
       move: (id, targetId, after) => this.move(id, targetId, after),
     })
-    this.el.newTab.addEventListener("click", () => this.newTerminal())
+    // Grouped, the bar's "+" opens a terminal of no session; ungrouped, it is the only group.
+    this.el.newTab.addEventListener("click", () => this.newTerminal(null))
   }
 
   #startRename(tab) {

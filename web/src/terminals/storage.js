@@ -1,5 +1,6 @@
 // Per-tab browser state in sessionStorage: a stable attachment id per terminal (so a reload or a
-// reconnect regains control) and the last (epoch, cursor), written at most once a second.
+// reconnect regains control), the last (epoch, cursor), written at most once a second, and the
+// agent jobs opened as tabs.
 
 const ATTACHMENT = "desk.attachment."
 const CURSOR = "desk.cursor."
@@ -81,6 +82,7 @@ const KNOWN_FIELDS = [
   "size",
   "epoch",
   "created",
+  "job",
 ]
 
 /** The tab list as last seen, so a reload while the service is down still shows the tabs. */
@@ -98,6 +100,22 @@ export function loadKnownTerminals() {
   } catch {
     return []
   }
+}
+
+const OPENED_JOBS = "desk.opened-jobs"
+
+/** The agent jobs the person opened as tabs in this window (the rest stay folded). */
+export function loadOpenedJobs() {
+  try {
+    const value = JSON.parse(get(OPENED_JOBS) ?? "[]")
+    return new Set(Array.isArray(value) ? value.filter((id) => typeof id === "string") : [])
+  } catch {
+    return new Set()
+  }
+}
+
+export function saveOpenedJobs(ids) {
+  set(OPENED_JOBS, ids.size ? JSON.stringify([...ids]) : null)
 }
 
 export function loadActive() {

@@ -1,7 +1,8 @@
 // @ts-check
 // The terminal area's state, in signals: the strip's order, the tab in view, whether the first
-// list has loaded, the size of the panes, the latest notice, the user's last keystroke, and the
-// journal of tabs opened or closed here (what a terminal list from the service must not undo).
+// list has loaded, the size of the panes, the latest notice, the user's last keystroke, the
+// journal of tabs opened or closed here (what a terminal list from the service must not undo),
+// and the agent jobs folded out of the strip.
 
 import { signal } from "@preact/signals"
 
@@ -16,6 +17,9 @@ export class TerminalStore {
   constructor() {
     /** Terminal ids in strip order (each group's contiguous). @type {Signal<string[]>} */
     this.order = signal([])
+    /** Agent job terminals without a tab here (behind their session's chip), by id.
+     * @type {Signal<Map<string, import("./agent-jobs.js").JobInfo>>} */
+    this.folded = signal(new Map())
     /** The tab in view. @type {Signal<string | null>} */
     this.activeId = signal(null)
     /** The first terminal list (or the known tabs, offline) has been applied. */

@@ -1,9 +1,11 @@
 // The tab strip's DOM: one section per terminal group, each with a header naming the group, the
-// group's tabs in their own tablist (named after the group), and a "+" that opens a terminal in
-// that group. Headers and "+" show only when some terminal has a named group, so a strip of
-// ungrouped terminals looks like a plain tab strip.
+// group's tabs in their own tablist (named after the group), the "Agent jobs (N)" chip of a
+// session's agent commands (job-menu.js), and a "+" that opens a terminal in that group (in its
+// session's folder). Headers, chips and "+" show only when some terminal has a named group, so a
+// strip of ungrouped terminals looks like a plain tab strip.
 
-import { groupLabel } from "./groups.js"
+import { groupFolder, groupLabel } from "./groups.js"
+import { createJobChip, renderJobChip } from "./job-menu.js"
 
 let serial = 0
 
@@ -23,10 +25,11 @@ class Section {
     this.add.type = "button"
     this.add.className = "tab-group-add"
     this.add.textContent = "+"
-    this.root.append(this.label, this.list, this.add)
+    this.jobs = createJobChip()
+    this.root.append(this.label, this.list, this.jobs, this.add)
   }
 
-  update(tabEls, { headers, active }) {
+  update(tabEls, { headers, active, jobs }) {
     const label = groupLabel(this.key)
     if (this.label.textContent !== label) this.label.textContent = label
     const count = tabEls.length
@@ -34,8 +37,16 @@ class Section {
     this.label.hidden = !headers
     this.add.hidden = !headers
     // Not "New terminal …": that name belongs to the strip's main "+" button.
-    this.add.setAttribute("aria-label", `Add a terminal to ${label}`)
-    this.add.title = `New terminal in ${label}`
+    const folder = groupFolder(this.key)
+    this.add.setAttribute(
+      "aria-label",
+      folder ? `Add a terminal to ${label}, in its folder` : `Add a terminal to ${label}`,
+    )
+    this.add.title = folder
+      ? `New terminal in ${label}, opened in the session's folder ${folder}`
+      : `New terminal in ${label}`
+    renderJobChip(this.jobs, headers ? jobs : [], label)
+    this.list.hidden = tabEls.length === 0
     if (headers) {
       this.list.removeAttribute("aria-label")
       this.list.setAttribute("aria-labelledby", this.label.id)
@@ -61,8 +72,9 @@ export class GroupedStrip {
     this.sections = new Map() // group key -> Section
   }
 
-  /** groups: [{ key, ids }] in display order; tabEl(id) -> element; activeGroup: a key. */
-  render(groups, { tabEl, activeGroup }) {
+  /** groups: [{ key, ids }] in display order; tabEl(id) -> element; activeGroup: a key;
+   * jobsOf(key) -> the group's agent jobs (infos). */
+  render(groups, { tabEl, activeGroup, jobsOf }) {
     const headers = groups.some((group) => group.key !== null)
     const wanted = []
     const keep = new Set()
@@ -76,12 +88,18 @@ export class GroupedStrip {
       section.update(group.ids.map(tabEl).filter(Boolean), {
         headers,
         active: headers && group.key === activeGroup,
+        jobs: jobsOf(group.key),
       })
       wanted.push(section.root)
     }
     for (const key of [...this.sections.keys()]) if (!keep.has(key)) this.sections.delete(key)
     replaceIfChanged(this.el, wanted)
     this.el.classList.toggle("grouped", headers)
+  }
+
+  /** The chip of group `key`, if shown. */
+  chipOf(key) {
+    return this.sections.get(key)?.jobs ?? null
   }
 
   /** The group key of the section holding `target`, or undefined outside any section. */

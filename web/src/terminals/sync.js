@@ -1,8 +1,10 @@
 // The terminal area's link to the service: the terminal list (read at start and after every
-// reconnect, reconciled with the tabs open here by reconcile.js), the live pty.* events, and
-// the two preferences shared by every window: the tab order and the tab last shown.
+// reconnect, reconciled with the tabs open here by reconcile.js, its agent jobs folded out of the
+// strip by agent-jobs.js), the live pty.* events, and the two preferences shared by every
+// window: the tab order and the tab last shown.
 
 import { api } from "../api.js"
+import { foldList } from "./agent-jobs.js"
 import { firstShown, followSaved, reconcile } from "./reconcile.js"
 import { loadActive, loadKnownTerminals } from "./storage.js"
 
@@ -13,7 +15,8 @@ const SHARE_ACTIVE_MS = 250
 
 export class TerminalSync {
   /**
-   * area: the TerminalManager (tabs, add, remove, activate, renderStrip, groupKey, notice);
+   * area: the TerminalManager (tabs, openedJobs, add, arrived, updated, exited, remove,
+   * keepOpened, activate, renderStrip, groupKey, notice);
    * store: its TerminalStore.
    */
   constructor({ connection, store, area }) {
@@ -26,9 +29,9 @@ export class TerminalSync {
 
   start() {
     const { area, connection, store } = this
-    connection.on("pty.created", ({ info }) => info && area.add(info))
-    connection.on("pty.updated", ({ info }) => info && area.tabs.get(info.id)?.updateInfo(info))
-    connection.on("pty.exited", ({ id, exit_code }) => area.tabs.get(id)?.markExited(exit_code))
+    connection.on("pty.created", ({ info }) => area.arrived(info))
+    connection.on("pty.updated", ({ info }) => area.updated(info))
+    connection.on("pty.exited", ({ id, exit_code }) => area.exited(id, exit_code))
     connection.on("pty.deleted", ({ id }) => area.remove(id))
     connection.on("server.connected", () => this.sync())
     // Another window reordered its tabs: follow.
@@ -64,8 +67,18 @@ export class TerminalSync {
     if (!Array.isArray(list)) return
     if (!store.loaded.value && Array.isArray(order?.value))
       store.order.value = order.value.filter((id) => typeof id === "string")
+    const { folded, shown } = foldList({
+      list: list.filter((info) => typeof info?.id === "string"),
+      tabs: new Set(area.tabs.keys()),
+      opened: area.openedJobs,
+      folded: store.folded.value,
+      changedAt: store.changedAt,
+      asked,
+    })
+    store.folded.value = folded
+    area.keepOpened(new Set(list.map((info) => info?.id)))
     const plan = reconcile({
-      list,
+      list: shown,
       open: [...area.tabs.keys()],
       order: store.order.value,
       changedAt: store.changedAt,

@@ -224,10 +224,17 @@ export class TerminalTab {
       this.titleEl.textContent = text
       this.#changed() // the window's title follows the tab in view
     }
-    this.tabEl.title = `${text} (${label})`
-    this.tabEl.setAttribute("aria-label", `${text}, ${label}`)
-    this.closeButton.setAttribute("aria-label", `Close ${this.title}`)
-    this.closeButton.title = "Close terminal (Ctrl+Shift+W)"
+    // An agent's command reads as one, and closing its tab while it runs only hides the tab.
+    const job = Boolean(this.info.job)
+    this.tabEl.classList.toggle("tab-job", job)
+    const what = job ? `${label}, the agent's command` : label
+    this.tabEl.title = `${text} (${what})`
+    this.tabEl.setAttribute("aria-label", `${text}, ${what}`)
+    const hides = job && this.running
+    this.closeButton.setAttribute("aria-label", `${hides ? "Hide" : "Close"} ${this.title}`)
+    this.closeButton.title = hides
+      ? "Hide this tab: the agent's command runs on, under Agent jobs (Ctrl+Shift+W)"
+      : "Close terminal (Ctrl+Shift+W)"
     this.paneEl.setAttribute("aria-label", text)
   }
 
@@ -440,7 +447,12 @@ export class TerminalTab {
         this.#ring()
         break
       case "error":
-        if (message.message) this.#notice(message.message)
+        // Deleted: the tab goes with it. Closed here, or an agent's command, that is no news;
+        // a person's terminal closed elsewhere (another window, the CLI) is said plainly.
+        if (message.error?.type === "pty.deleted") {
+          if (!this.closing && !this.info.job)
+            this.store.say(`“${this.title}” was closed elsewhere.`)
+        } else if (message.message) this.#notice(message.message)
         break
       case "exited":
         this.info = { ...this.info, status: "exited", exit_code: message.exit_code }
