@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from tests.support.browser_agent import shell_call
+from tests.support.browser_agent import job_row, shell_call
 from tests.support.browser_chat import open_chat
 from tests.support.browser_terminals import create_shell, wait_attached
 from tests.support.chat import create_session
@@ -142,6 +142,13 @@ def test_agent_commands_sit_behind_one_chip_that_opens_them_and_closes_the_finis
     assert agent_service.request("GET", f"/api/pty/{running['id']}")["status"] == "running"
     expect(chip).to_have_text("Agent jobs (1) · 1 running")
     expect(page.locator("#terminal-notice")).not_to_contain_text("deleted")
+    # A running command is one click away in the chat too: its jobs panel row opens the tab.
+    job_row(page, "call_long").locator(".job-open-terminal").click()
+    page.wait_for_function("(id) => window.__desk.state().activeTerminal === id", arg=running["id"])
+    expect(job_tab).to_have_attribute("aria-selected", "true")
+    assert_in_strip_view(page, running["id"])
+    job_tab.get_by_role("button", name=re.compile(r"^Hide ")).click()
+    expect(job_tab).to_have_count(0)
 
     # The menu by keyboard: Escape gives the keyboard back to the chip.
     chip.focus()

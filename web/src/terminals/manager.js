@@ -11,7 +11,7 @@ import { api } from "../api.js"
 import { onThemeChange } from "../theme.js"
 import { windowTitle } from "../title.js"
 import { isAgentJob, isRunning } from "./agent-jobs.js"
-import { confirmClose } from "./confirm.js"
+import { confirmAsk, confirmClose } from "./confirm.js"
 import { wireDrag } from "./drag.js"
 import { groupFolder, groupInfo, groupKeyOf, groupLabel, groupOrder } from "./groups.js"
 import { JobMenu } from "./job-menu.js"
@@ -60,8 +60,11 @@ export class TerminalManager {
         if (tab.id === this.store.activeId.value) this.#scheduleResize()
       },
       viewOnlyInput: (tab) => this.#viewOnlyInput(tab),
-      exitAction: (tab, action) =>
-        action === "restart" ? this.restart(tab.id) : this.closeTab(tab.id),
+      exitAction: (tab, action) => {
+        if (action === "restart") this.restart(tab.id)
+        else if (action === "rerun") this.rerun(tab.id)
+        else this.closeTab(tab.id)
+      },
     }
   }
 
@@ -383,6 +386,40 @@ export class TerminalManager {
     this.activate(created.id)
     await this.closeTab(id)
     return created.id
+  }
+
+  /** Runs an ended agent command again, once the person confirmed the exact command, as a
+   * terminal of their own beside it (same folder and session; the agent is not told). */
+  async rerun(id) {
+    const tab = this.tabs.get(id)
+    const job = tab?.info.job
+    if (!tab || tab.running || !job) return null
+    const info = tab.info
+    const where = info.cwd ? ` in ${info.cwd}` : ""
+    const ok = await confirmAsk(this.el.confirm, {
+      title: "Run the agent's command again?",
+      message: `It runs again${where} as your own terminal; the agent is not told.`,
+      accept: "Run again",
+      command: job.command ?? "",
+    })
+    if (!ok) {
+      tab.focus()
+      return null
+    }
+    const body = { command: info.command, args: info.args ?? [], title: tab.title }
+    if (info.cwd) body.cwd = info.cwd
+    if (info.group !== null && info.group !== undefined) body.group = info.group
+    const size = this.store.paneSize.value
+    if (size) body.size = { ...size }
+    try {
+      const created = await api("POST", "/api/pty", { body })
+      const fresh = this.add(created)
+      if (fresh) this.activate(fresh.id)
+      return created?.id ?? null
+    } catch (error) {
+      this.notice(`Could not run “${tab.title}” again: ${error.message}`)
+      return null
+    }
   }
 
   async rename(id, title) {

@@ -28,7 +28,7 @@ export class TerminalTab {
   /**
    * The tab reads the area's state from `store` (a TerminalStore: pane size, the tab in view,
    * typing) and says what only the area can act on through `actions`:
-   * { gone(tab), resized(tab), viewOnlyInput(tab), exitAction(tab, "restart" | "close") }.
+   * { gone(tab), resized(tab), viewOnlyInput(tab), exitAction(tab, "restart" | "rerun" | "close") }.
    */
   constructor(info, store, actions) {
     this.id = info.id
@@ -152,7 +152,10 @@ export class TerminalTab {
       return el
     }
     this.restartButton = button("Restart", "restart")
-    line.append(this.exitText, this.restartButton, button("Close", "close"))
+    // An agent's command is run again only when asked, after a question that shows it.
+    this.rerunButton = button("Run again…", "rerun")
+    this.rerunButton.hidden = true
+    line.append(this.exitText, this.restartButton, this.rerunButton, button("Close", "close"))
     this.exitEl = line
     return line
   }
@@ -253,6 +256,8 @@ export class TerminalTab {
       if (this.exitText.textContent !== text) this.exitText.textContent = text
       this.restartButton.hidden = job
       this.restartButton.setAttribute("aria-label", `Restart ${this.title}`)
+      this.rerunButton.hidden = !job
+      this.rerunButton.title = "Run the agent's command again, as your own terminal (asks first)"
       // Nothing will be typed here any more: no cursor. A local write after the replay (the
       // stream has ended); a reset by a later replay shows it again, so it is redone then.
       if (!this.cursorHidden && this.link.phase !== "replaying") {
