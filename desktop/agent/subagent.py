@@ -11,7 +11,7 @@ from desktop.agent.permissions import lineage
 from desktop.events import history
 from desktop.store import sessions as q
 from desktop.store.db import Store
-from desktop.tools.base import Tool, ToolContext, ToolError, ToolResult
+from desktop.tools.base import Tool, ToolContext, ToolError, ToolResult, arguments
 from desktop.tools.shell import ShellContext
 
 CreateChild = Callable[[str, str, str], Awaitable[str]]  # parent, title, directory -> child id
@@ -56,24 +56,20 @@ class SubagentTool(Tool):
         "it needs in `prompt`. Returns the helper's final answer and its session id; pass "
         "that id as `session_id` to give the same helper a follow-up (it keeps its history)."
     )
-    parameters = {
-        "type": "object",
-        "properties": {
-            "description": {"type": "string", "minLength": 1, "description": "3-5 words"},
-            "prompt": {"type": "string", "minLength": 1, "description": "The task in full"},
-            "background": {
-                "type": "boolean",
-                "description": "Return at once; the helper's answer arrives later",
-            },
-            "session_id": {
-                "type": "string",
-                "minLength": 1,
-                "description": "Continue this earlier helper (its session id) instead of a new one",
-            },
+    parameters = arguments(
+        ["description", "prompt"],
+        description={"type": "string", "minLength": 1, "description": "3-5 words"},
+        prompt={"type": "string", "minLength": 1, "description": "The task in full"},
+        background={
+            "type": "boolean",
+            "description": "Return at once; the helper's answer arrives later",
         },
-        "required": ["description", "prompt"],
-        "additionalProperties": False,
-    }
+        session_id={
+            "type": "string",
+            "minLength": 1,
+            "description": "Continue this earlier helper (its session id) instead of a new one",
+        },
+    )
 
     def __init__(
         self,

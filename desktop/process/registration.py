@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 from desktop.config import read_json_file, write_private_file
 from desktop.values import strict_int
@@ -37,16 +37,22 @@ def _text(raw: dict[str, object], name: str, what: str = "not a string") -> str:
 
 
 @dataclass(frozen=True)
-class ServiceRegistration:
-    """The managed service (`desk serve`): runtime_dir/service.json."""
+class Registration:
+    """What every record names: the daemon's pid. Its file holds its fields as JSON."""
 
     pid: int
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ServiceRegistration(Registration):
+    """The managed service (`desk serve`): runtime_dir/service.json."""
+
     url: str
     token: str = field(repr=False)
     started: float
-
-    def to_dict(self) -> dict[str, object]:
-        return {"pid": self.pid, "url": self.url, "token": self.token, "started": self.started}
 
     @classmethod
     def from_dict(cls, raw: dict[str, object]) -> ServiceRegistration:
@@ -65,23 +71,13 @@ class ServiceRegistration:
 
 
 @dataclass(frozen=True)
-class HostRegistration:
+class HostRegistration(Registration):
     """The PTY host (`desk pty-host`): runtime_dir/pty-host.json."""
 
-    pid: int
     protocol: int
     socket: str
     secret: str = field(repr=False)
     epoch: str
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "pid": self.pid,
-            "protocol": self.protocol,
-            "socket": self.socket,
-            "secret": self.secret,
-            "epoch": self.epoch,
-        }
 
     @classmethod
     def from_dict(cls, raw: dict[str, object]) -> HostRegistration:
@@ -96,13 +92,6 @@ class HostRegistration:
         )
 
 
-class Record(Protocol):
-    @property
-    def pid(self) -> int: ...
-
-    def to_dict(self) -> dict[str, object]: ...
-
-
 R = TypeVar("R", ServiceRegistration, HostRegistration)
 
 
@@ -115,7 +104,7 @@ def read_registration(path: Path, kind: type[R]) -> R | None:
     return None if raw is None else kind.from_dict(raw)
 
 
-def write_registration(path: Path, registration: Record) -> None:
+def write_registration(path: Path, registration: Registration) -> None:
     write_private_file(path, json.dumps(registration.to_dict(), sort_keys=True) + "\n")
 
 

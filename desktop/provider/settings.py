@@ -7,7 +7,7 @@ import json
 import logging
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Literal
 
 from yarl import URL
@@ -62,17 +62,7 @@ class ProviderConfig:
         return bool(self.model and self.effective_base_url and self.provider in PROVIDERS)
 
     def as_json(self) -> dict[str, object]:
-        return {
-            "provider": self.provider,
-            "base_url": self.base_url,
-            "model": self.model,
-            "mistral": self.mistral,
-            "parallel_tool_calls": self.parallel_tool_calls,
-            "service_tier": self.service_tier,
-            "context_window": self.context_window,
-            "reasoning_effort": self.reasoning_effort,
-            "include_reasoning": self.include_reasoning,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -98,9 +88,9 @@ def _string(body: Mapping[str, object], name: str, limit: int, *, required: bool
 
 def _optional_bool(body: Mapping[str, object], name: str) -> bool | None:
     value = body.get(name)
-    if value is not None and not isinstance(value, bool):
-        raise ConfigInvalid(f"{name} must be true, false or null.")
-    return value
+    if value is None or isinstance(value, bool):
+        return value
+    raise ConfigInvalid(f"{name} must be true, false or null.")
 
 
 def check_base_url(raw: str) -> str:
@@ -260,15 +250,4 @@ class ProviderConfigStore:
         config, key = self.load()
         if not config.configured:
             return None
-        return make_profile(
-            config.provider,
-            base_url=config.base_url,
-            model=config.model,
-            api_key=key,
-            mistral=config.mistral,
-            parallel_tool_calls=config.parallel_tool_calls,
-            service_tier=config.service_tier,
-            context_window=config.context_window,
-            reasoning_effort=config.reasoning_effort,
-            include_reasoning=config.include_reasoning,
-        )
+        return make_profile(**asdict(config), api_key=key)  # its fields are make_profile's

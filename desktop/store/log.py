@@ -37,18 +37,14 @@ class Event:
     raw: str | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, object]:
-        """The API's event shape (log route, SSE `properties`)."""
-        return {
-            "id": self.id,
-            "position": self.position,
-            "type": self.type,
-            "aggregate_id": self.aggregate_id,
-            "session_id": self.aggregate_id,
-            "seq": self.seq,
-            "version": self.version,
-            "created": self.created,
-            "data": self.data,
-        }
+        """The API's event shape (log route, SSE `properties`): every field but `raw`, and
+        the aggregate's id again as `session_id`."""
+        shape = {name: getattr(self, name) for name in _API_FIELDS}
+        shape["session_id"] = self.aggregate_id
+        return shape
+
+
+_API_FIELDS = ("id", "position", "type", "aggregate_id", "seq", "version", "created", "data")
 
 
 _COLUMNS = "position, id, aggregate_id, seq, type, version, created, data"

@@ -208,6 +208,17 @@ def schema_errors(schema: Mapping[str, Any], value: object, where: str = "argume
     return errors
 
 
+def arguments(required: list[str], **properties: Mapping[str, Any]) -> dict[str, Any]:
+    """A tool's parameters: a JSON object of `properties` (each a schema), the `required`
+    ones present and no other argument."""
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": required,
+        "additionalProperties": False,
+    }
+
+
 class Tool(ABC):
     name: str
     description: str

@@ -15,6 +15,7 @@ from desktop.tools.base import (
     ToolContext,
     ToolError,
     ToolResult,
+    arguments,
     confine,
     open_beneath,
     open_dir_beneath,
@@ -94,14 +95,20 @@ def _list_folder(ctx: ToolContext, raw: str, path: Path, offset: int, limit: int
     finally:
         os.close(fd)
     shown = entries[offset - 1 : offset - 1 + limit]
+    counted = {"path": ctx.display(path), "entries": len(entries)}
     if not shown:
         text = "(empty folder)" if not entries else f"{raw} has fewer than {offset} entries"
-        return ToolResult(text, metadata={"path": ctx.display(path), "entries": len(entries)})
+        return ToolResult(text, metadata=counted)
+    left = len(entries) - (offset - 1 + len(shown))
+    return _page(shown, offset, f"{left} more entries" if left > 0 else "", counted)
+
+
+def _page(shown: list[str], offset: int, more: str, metadata: dict[str, Any]) -> ToolResult:
+    """`shown`, the lines from `offset` on, and how to go on when `more` says there is more."""
     output = "\n".join(shown)
-    last = offset + len(shown) - 1
-    if last < len(entries):
-        output += f"\n({len(entries) - last} more entries; continue with offset={last + 1})"
-    return ToolResult(output, metadata={"path": ctx.display(path), "entries": len(entries)})
+    if more:
+        output += f"\n({more}; continue with offset={offset + len(shown)})"
+    return ToolResult(output, metadata=metadata)
 
 
 class ReadTool(Tool):
@@ -111,16 +118,12 @@ class ReadTool(Tool):
         "line). Use offset (1-based line) and limit to page through long files. A folder "
         "answers its entries (folders end with /)."
     )
-    parameters = {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "minLength": 1, "description": "File path"},
-            "offset": {"type": "integer", "minimum": 1, "description": "First line (1-based)"},
-            "limit": {"type": "integer", "minimum": 1, "maximum": READ_MAX_LIMIT},
-        },
-        "required": ["path"],
-        "additionalProperties": False,
-    }
+    parameters = arguments(
+        ["path"],
+        path={"type": "string", "minLength": 1, "description": "File path"},
+        offset={"type": "integer", "minimum": 1, "description": "First line (1-based)"},
+        limit={"type": "integer", "minimum": 1, "maximum": READ_MAX_LIMIT},
+    )
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return await asyncio.to_thread(
@@ -160,11 +163,8 @@ class ReadTool(Tool):
             if offset > 1:
                 raise ToolError(f"{raw} has fewer than {offset} lines")
             return ToolResult("(empty file)", metadata={"path": ctx.display(path), "lines": 0})
-        last = offset + len(lines) - 1
-        output = "\n".join(lines)
-        if more:
-            output += f"\n(more lines follow; continue with offset={last + 1})"
-        return ToolResult(output, metadata={"path": ctx.display(path), "lines": len(lines)})
+        counted = {"path": ctx.display(path), "lines": len(lines)}
+        return _page(lines, offset, "more lines follow" if more else "", counted)
 
 
 class WriteTool(Tool):
@@ -173,15 +173,11 @@ class WriteTool(Tool):
         "Create or replace a file of the workspace with the given content "
         "(parent folders are created)."
     )
-    parameters = {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "minLength": 1},
-            "content": {"type": "string"},
-        },
-        "required": ["path", "content"],
-        "additionalProperties": False,
-    }
+    parameters = arguments(
+        ["path", "content"],
+        path={"type": "string", "minLength": 1},
+        content={"type": "string"},
+    )
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return await asyncio.to_thread(self._write, ctx, args["path"], args["content"])
@@ -209,17 +205,13 @@ class EditTool(Tool):
         "Replace exact text in a file of the workspace. `old` must appear exactly once "
         "unless `all` is true; include enough surrounding lines to make it unique."
     )
-    parameters = {
-        "type": "object",
-        "properties": {
-            "path": {"type": "string", "minLength": 1},
-            "old": {"type": "string", "minLength": 1, "description": "Exact text to replace"},
-            "new": {"type": "string", "description": "Replacement text"},
-            "all": {"type": "boolean", "description": "Replace every occurrence"},
-        },
-        "required": ["path", "old", "new"],
-        "additionalProperties": False,
-    }
+    parameters = arguments(
+        ["path", "old", "new"],
+        path={"type": "string", "minLength": 1},
+        old={"type": "string", "minLength": 1, "description": "Exact text to replace"},
+        new={"type": "string", "description": "Replacement text"},
+        all={"type": "boolean", "description": "Replace every occurrence"},
+    )
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return await asyncio.to_thread(

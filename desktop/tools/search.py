@@ -18,6 +18,7 @@ from desktop.tools.base import (
     ToolContext,
     ToolError,
     ToolResult,
+    arguments,
     confine,
     is_private,
     open_beneath,
@@ -46,16 +47,12 @@ class GlobTool(Tool):
         "Find files of the workspace by glob pattern (`**/*.py`, `src/*.ts`), newest first. "
         "Files the project's .gitignore ignores are skipped unless include_ignored is true."
     )
-    parameters = {
-        "type": "object",
-        "properties": {
-            "pattern": {"type": "string", "minLength": 1},
-            "path": {"type": "string", "description": "Folder to search (default: workspace)"},
-            "include_ignored": INCLUDE_IGNORED,
-        },
-        "required": ["pattern"],
-        "additionalProperties": False,
-    }
+    parameters = arguments(
+        ["pattern"],
+        pattern={"type": "string", "minLength": 1},
+        path={"type": "string", "description": "Folder to search (default: workspace)"},
+        include_ignored=INCLUDE_IGNORED,
+    )
 
     async def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return await asyncio.to_thread(
@@ -113,17 +110,13 @@ class GrepTool(Tool):
         "path:line:text for each matching line. `glob` limits the files (`*.py`). Files the "
         "project's .gitignore ignores are skipped unless include_ignored is true."
     )
-    parameters = {
-        "type": "object",
-        "properties": {
-            "pattern": {"type": "string", "minLength": 1, "description": "Regular expression"},
-            "path": {"type": "string", "description": "File or folder (default: workspace)"},
-            "glob": {"type": "string", "description": "Only files matching this glob"},
-            "include_ignored": INCLUDE_IGNORED,
-        },
-        "required": ["pattern"],
-        "additionalProperties": False,
-    }
+    parameters = arguments(
+        ["pattern"],
+        pattern={"type": "string", "minLength": 1, "description": "Regular expression"},
+        path={"type": "string", "description": "File or folder (default: workspace)"},
+        glob={"type": "string", "description": "Only files matching this glob"},
+        include_ignored=INCLUDE_IGNORED,
+    )
 
     def __init__(self, ripgrep: str | None = None, *, use_ripgrep: bool = True) -> None:
         self.ripgrep = (ripgrep or shutil.which("rg")) if use_ripgrep else None

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from desktop.tools.base import Tool, ToolContext, ToolError, ToolResult, confine
+from desktop.tools.base import Tool, ToolContext, ToolError, ToolResult, arguments, confine
 
 DEFAULT_TIMEOUT = 600.0  # seconds a foreground command may run unless it asks otherwise
 MAX_TIMEOUT = 86_400.0
@@ -211,22 +211,18 @@ class ShellTool(Tool):
         f"`timeout` in seconds (default {DEFAULT_TIMEOUT:.0f}) kills it and its children. "
         "With `background: true` it returns at once and the result arrives later."
     )
-    parameters = {
-        "type": "object",
-        "properties": {
-            "command": {"type": "string", "minLength": 1, "description": "The command line"},
-            "background": {"type": "boolean", "description": "Return at once; notify later"},
-            "timeout": {
-                "type": "number",
-                "minimum": MIN_TIMEOUT,
-                "maximum": MAX_TIMEOUT,
-                "description": "Seconds before the command is killed",
-            },
-            "cwd": {"type": "string", "description": "Folder to run in (default: workspace)"},
+    parameters = arguments(
+        ["command"],
+        command={"type": "string", "minLength": 1, "description": "The command line"},
+        background={"type": "boolean", "description": "Return at once; notify later"},
+        timeout={
+            "type": "number",
+            "minimum": MIN_TIMEOUT,
+            "maximum": MAX_TIMEOUT,
+            "description": "Seconds before the command is killed",
         },
-        "required": ["command"],
-        "additionalProperties": False,
-    }
+        cwd={"type": "string", "description": "Folder to run in (default: workspace)"},
+    )
 
     def __init__(
         self,
