@@ -1,5 +1,10 @@
 import { describe, expect, test } from "vitest"
-import { HIGHLIGHT_LIMIT, renderMarkdown, StreamingMarkdown } from "../src/chat/markdown.js"
+import {
+  decorate,
+  HIGHLIGHT_LIMIT,
+  renderMarkdown,
+  StreamingMarkdown,
+} from "../src/chat/markdown.js"
 
 const dom = (text) => {
   const div = document.createElement("div")
@@ -58,6 +63,29 @@ describe("renderMarkdown", () => {
     const div = dom("```html\n<img src=x onerror=alert(1)>\n```")
     expect(div.querySelector("img")).toBeNull()
     expect(div.querySelector("pre").textContent).toContain("<img src=x onerror=alert(1)>")
+  })
+})
+
+describe("code block tools", () => {
+  test("a fence's language is its label beside the copy button, as text; no language, no label", () => {
+    const div = dom("```Python extra words\nprint(1)\n```\n\n```\nplain\n```\n\n```c++\nx\n```")
+    decorate(div)
+    const tools = [...div.querySelectorAll("pre > .code-tools")]
+    expect(tools.map((t) => t.querySelector(".code-lang")?.textContent ?? null)).toEqual([
+      "python",
+      null,
+      "c++",
+    ])
+    expect(tools[0].querySelector(".code-copy").getAttribute("aria-label")).toBe("Copy python code")
+    decorate(div) // idempotent
+    expect(div.querySelectorAll(".code-tools")).toHaveLength(3)
+  })
+
+  test("an info string that is not a plain language name gives no label and no markup", () => {
+    const div = dom('```<img src=x onerror=alert(1)>\nx\n```\n\n```"><b>hi</b>\ny\n```')
+    decorate(div)
+    expect(div.querySelectorAll(".code-lang")).toHaveLength(0)
+    expect(div.querySelector("img, b")).toBeNull()
   })
 })
 
@@ -126,12 +154,8 @@ describe("StreamingMarkdown", () => {
     renderer.finish(text)
     const full = document.createElement("div")
     full.innerHTML = renderMarkdown(text) // sanitized
-    expect(
-      element.innerHTML.replaceAll(
-        '<button type="button" class="code-copy" aria-label="Copy code">Copy</button>',
-        "",
-      ),
-    ).toBe(full.innerHTML)
+    for (const tools of element.querySelectorAll(".code-tools")) tools.remove()
+    expect(element.innerHTML).toBe(full.innerHTML)
     expect(renderer.renders.full).toBe(1)
     expect(element.querySelector("a").getAttribute("href")).toBe("https://example.com")
   })

@@ -37,7 +37,7 @@ export function listedIds() {
 }
 
 async function copyCode(button) {
-  const code = button.parentElement?.querySelector("code")
+  const code = button.closest("pre")?.querySelector("code")
   if (!code) return
   try {
     await navigator.clipboard.writeText(code.textContent)

@@ -93,16 +93,39 @@ export function renderMarkdownCached(text) {
   return markup
 }
 
-/** Adds a copy button to every code block under `root` that lacks one (our DOM, not the model's). */
+/** A code block's language, from its sanitised `language-…` class (the fence's info string's
+ * first word, as the renderer checked it), or null. */
+export function codeLanguage(pre) {
+  const code = pre.querySelector(":scope > code")
+  for (const name of code?.classList ?? [])
+    if (name.startsWith("language-")) return name.slice("language-".length)
+  return null
+}
+
+/**
+ * Adds the tools of a code block to every one under `root` that lacks them: the language label
+ * when the fence named one (set as text, never markup) and the copy button beside it (our DOM,
+ * not the model's).
+ */
 export function decorate(root) {
   for (const pre of root.querySelectorAll("pre")) {
-    if (pre.querySelector(":scope > .code-copy")) continue
+    if (pre.querySelector(":scope > .code-tools")) continue
+    const tools = document.createElement("span")
+    tools.className = "code-tools"
+    const language = codeLanguage(pre)
+    if (language) {
+      const label = document.createElement("span")
+      label.className = "code-lang"
+      label.textContent = language
+      tools.append(label)
+    }
     const button = document.createElement("button")
     button.type = "button"
     button.className = "code-copy"
     button.textContent = "Copy"
-    button.setAttribute("aria-label", "Copy code")
-    pre.prepend(button)
+    button.setAttribute("aria-label", language ? `Copy ${language} code` : "Copy code")
+    tools.append(button)
+    pre.prepend(tools)
   }
 }
 
