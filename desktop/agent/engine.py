@@ -95,7 +95,7 @@ def build_engine(parts: EngineParts) -> Engine:
     subagent = SubagentTool(
         bus.store,
         sessions.create_child,
-        sessions.prompt,
+        sessions.task,
         runner_later.wait_idle,
         runner_later.interrupt,
         background.subagent_backgrounded,

@@ -31,6 +31,7 @@ from desktop.agent.tools_exec import ToolRunner, TurnFlags
 from desktop.checkpoints import Checkpoints, TurnTracker
 from desktop.events import history
 from desktop.events.bus import Draft, DurableBus, draft
+from desktop.events.errors import INPUT_GONE, SessionError
 from desktop.events.ids import new_id
 from desktop.provider.client import ChatClient
 from desktop.provider.errors import NOT_CONFIGURED, NOT_CONFIGURED_TEXT
@@ -302,7 +303,13 @@ class SessionRunner:
                 )
                 return
             steps += 1
-            outcome = await self._step(session_id, snap, rows, last=steps == MAX_STEPS)
+            try:
+                outcome = await self._step(session_id, snap, rows, last=steps == MAX_STEPS)
+            except SessionError as exc:
+                if exc.type != INPUT_GONE:
+                    raise
+                steps -= 1  # a prompt was cancelled after this read: nothing was sent
+                continue
             if outcome is None or outcome.failed:
                 return
             if (

@@ -265,20 +265,20 @@ class SessionService:
         return await self.store.read(lambda c: log.after(c, position, limit))
 
     # Input ---------------------------------------------------------------------------
-    async def prompt(self, session_id: str, text: str, mode: str = "queue") -> str:
+    async def prompt(
+        self, session_id: str, text: str, mode: str = "queue", *, from_session: str | None = None
+    ) -> str:
         """Records the prompt (user message, inbox row and the session's claim: busy from
         now, and a turn owed even across a crash; one transaction) and wakes the runner;
-        returns the message id."""
+        returns the message id. `from_session`: the parent whose agent wrote it."""
         if not text.strip():
             raise errors.invalid("text must not be empty.")
         message_id = new_id("msg")
         created = log.now_ms()
-        event = draft(
-            session_id,
-            "session.prompted",
-            {"message_id": message_id, "text": text, "mode": mode},
-            created=created,
-        )
+        data: dict[str, object] = {"message_id": message_id, "text": text, "mode": mode}
+        if from_session is not None:
+            data["from_session"] = from_session
+        event = draft(session_id, "session.prompted", data, created=created)
 
         def commit(conn: sqlite3.Connection) -> None:
             q.inbox_add(
@@ -295,6 +295,39 @@ class SessionService:
         await self.bus.publish(event, guard=self._require(session_id), commit=commit)
         self.runner.wake(session_id)
         return message_id
+
+    async def task(self, session_id: str, text: str, parent: str) -> str:
+        """A subagent's task: the prompt the parent session's agent wrote for its child."""
+        return await self.prompt(session_id, text, from_session=parent)
+
+    async def cancel_prompt(self, session_id: str, message_id: str) -> None:
+        """Withdraws a prompt that has not reached the model yet: `session.input.cancelled`
+        and the removal of its inbox row in one transaction, which the runner's delivery
+        (it takes the row in its own) cannot interleave with: one of the two wins. 409
+        `session.prompt_delivered` when the delivery won."""
+
+        def guard(conn: sqlite3.Connection) -> None:
+            self._session_json(conn, session_id)
+            stored = q.message(conn, message_id)
+            if stored is None or stored[0] != session_id:
+                raise errors.message_not_found(session_id, message_id)
+            if stored[1]["type"] != "user":
+                raise errors.SessionError(
+                    400,
+                    "session.message_not_user",
+                    f"Message {message_id!r} is not a prompt; only prompts can be cancelled.",
+                )
+            if not any(row["id"] == message_id for row in q.inbox_pending(conn, session_id)):
+                raise errors.prompt_not_queued(message_id)
+
+        def commit(conn: sqlite3.Connection) -> None:
+            q.inbox_take(conn, [message_id])
+
+        await self.bus.publish(
+            draft(session_id, "session.input.cancelled", {"message_id": message_id}),
+            guard=guard,
+            commit=commit,
+        )
 
     async def publish(self, drafts: list[Draft]) -> list[Event]:
         """Publish already validated drafts (the engine's own events, the test hook)."""

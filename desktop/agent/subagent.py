@@ -15,7 +15,7 @@ from desktop.tools.base import Tool, ToolContext, ToolError, ToolResult, argumen
 from desktop.tools.shell import ShellContext
 
 CreateChild = Callable[[str, str, str], Awaitable[str]]  # parent, title, directory -> child id
-Prompt = Callable[[str, str], Awaitable[str]]
+Prompt = Callable[[str, str, str], Awaitable[str]]  # child, task, parent -> message id
 # Told when a call goes to the background (desktop.jobs.service): the
 # parent's context, the child session, its description.
 OnBackground = Callable[[ShellContext, str, str], Awaitable[None]]
@@ -116,7 +116,7 @@ class SubagentTool(Tool):
             child = await self.create_child(parent, description, str(ctx.root))
         else:
             child = str(existing)
-        await self.prompt(child, str(args["prompt"]))
+        await self.prompt(child, str(args["prompt"]), parent)
         if args.get("background") and self.on_background is not None:
             await self.on_background(ctx, child, description)
             return ToolResult(

@@ -69,6 +69,25 @@ def nothing_to_unrevert(session_id: str) -> SessionError:
     )
 
 
+def prompt_not_queued(message_id: str) -> SessionError:
+    """A cancel that came too late: the prompt already reached the model."""
+    return SessionError(
+        409,
+        "session.prompt_delivered",
+        f"Prompt {message_id!r} was already sent to the model, so it can no longer be cancelled.",
+    )
+
+
+INPUT_GONE = "session.input_gone"
+
+
+def input_gone(session_id: str) -> SessionError:
+    """A delivery whose waiting input was cancelled since the runner read it."""
+    return SessionError(
+        409, INPUT_GONE, f"Input of session {session_id!r} was cancelled meanwhile."
+    )
+
+
 class ProjectionError(Exception):
     """An event its projection cannot apply; the append is rolled back with it."""
 

@@ -215,6 +215,8 @@ def _prompted(p: Projection, e: Event) -> None:
         "text": e.data["text"],
         "time": {"created": e.created},
     }
+    if "from_session" in e.data:
+        message["from_session"] = e.data["from_session"]
     p.add_message(e, "user", message)
     p.conn.execute("DELETE FROM kv WHERE key = ?", (checkpoint_key("pending", e.aggregate_id),))
     p.touch(e.aggregate_id, e.created)
@@ -389,7 +391,9 @@ def _retry_scheduled(p: Projection, e: Event) -> None:
 
 def _content_updated(p: Projection, e: Event) -> None:
     # A copy: later events edit the message in memory, the event's data must stay as sent.
-    p.assistant(e)["content"] = copy.deepcopy(e.data["content"])
+    draft = p.assistant(e)
+    draft["content"] = copy.deepcopy(e.data["content"])
+    draft["time"]["edited"] = e.created
     p.touch(e.aggregate_id, e.created)
 
 
@@ -423,11 +427,27 @@ def _input_delivered(p: Projection, e: Event) -> None:
     becomes this event's."""
     p.require_session(e.aggregate_id)
     found = p.message(e.data["message_id"])
-    if found is None or found.session_id != e.aggregate_id or found.type not in _INPUT:
+    if found is None:
+        # Cancelled since the runner read it (session.input.cancelled): it reads again.
+        raise ProjectionError(errors.input_gone(e.aggregate_id))
+    if found.session_id != e.aggregate_id or found.type not in _INPUT:
         raise ProjectionError(errors.message_not_found(e.aggregate_id, e.data["message_id"]))
     if not found.new:
         p.conn.execute("UPDATE message SET seq = ? WHERE id = ?", (e.seq, e.data["message_id"]))
     found.seq = e.seq
+
+
+def _input_cancelled(p: Projection, e: Event) -> None:
+    """A waiting prompt withdrawn before delivery: its user message goes (the service took
+    its inbox row in the same transaction)."""
+    p.require_session(e.aggregate_id)
+    found = p.message(e.data["message_id"])
+    if found is None or found.session_id != e.aggregate_id or found.type != "user":
+        raise ProjectionError(errors.message_not_found(e.aggregate_id, e.data["message_id"]))
+    if not found.new:
+        p.conn.execute("DELETE FROM message WHERE id = ?", (e.data["message_id"],))
+    p._messages[e.data["message_id"]] = None
+    p.touch(e.aggregate_id, e.created)
 
 
 def permission_key(session_id: str, *rest: str) -> str:
@@ -646,6 +666,7 @@ HANDLERS: dict[str, Handler] = {
     "session.execution.interrupted": _interrupted,
     "session.resume.exhausted": _resume_exhausted,
     "session.input.delivered": _input_delivered,
+    "session.input.cancelled": _input_cancelled,
     "session.compacted": _compacted,
     "session.context.window": _context_window,
     "session.model": _session_model,

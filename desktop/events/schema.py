@@ -242,8 +242,14 @@ DURABLE: dict[str, Check] = {
     ),
     "session.updated": record({"title": text(MAX_TITLE)}),
     "session.deleted": record({}),
+    # `from_session`: the parent session whose agent wrote the prompt (a subagent's task).
     "session.prompted": record(
-        {"message_id": MESSAGE_ID, "text": text(MAX_TEXT), "mode": one_of("queue", "steer")}
+        {
+            "message_id": MESSAGE_ID,
+            "text": text(MAX_TEXT),
+            "mode": one_of("queue", "steer"),
+            "from_session": opt(ident),
+        }
     ),
     "session.synthetic": record(
         {
@@ -313,6 +319,8 @@ DURABLE: dict[str, Check] = {
     # The runner's: a queued or steered prompt handed to the model (its message moves to
     # the point of delivery, so history order is the order the model saw).
     "session.input.delivered": record({"message_id": MESSAGE_ID}),
+    # The person's: a queued or steered prompt withdrawn before delivery (its message goes).
+    "session.input.cancelled": record({"message_id": MESSAGE_ID}),
     # Permissions (desktop/agent/permissions.py): the mode, a call waiting for the
     # person, and the person's answer.
     # Compaction (desktop/agent/compaction.py): what the model sees from now on. Messages

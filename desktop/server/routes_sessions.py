@@ -293,6 +293,14 @@ async def prompt(request: web.Request) -> web.Response:
     return data_response({"message_id": message_id}, status=202)
 
 
+async def cancel_prompt(request: web.Request) -> web.Response:
+    """Withdraws a queued (or steered) prompt before the model gets it: 204, or 409
+    `session.prompt_delivered` when it already reached the model."""
+    session_id, message_id = _id(request, "id"), _id(request, "mid")
+    await _service(request).cancel_prompt(session_id, message_id)
+    return web.Response(status=204)
+
+
 def setup_session_routes(app: web.Application) -> None:
     r = app.router
     r.add_post("/api/session", create_session)
@@ -306,6 +314,7 @@ def setup_session_routes(app: web.Application) -> None:
     r.add_patch("/api/session/{id}/message/{mid}", patch_message)
     r.add_get("/api/session/{id}/log", session_log)
     r.add_post("/api/session/{id}/prompt", prompt)
+    r.add_delete("/api/session/{id}/prompt/{mid}", cancel_prompt)
     r.add_post("/api/session/{id}/interrupt", interrupt)
     r.add_post("/api/session/{id}/compact", compact)
     r.add_get("/api/session/{id}/permission", list_permissions)

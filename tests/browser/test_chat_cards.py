@@ -52,7 +52,7 @@ def test_an_answer_of_seven_steps_has_one_header_naming_the_model_and_cards_open
 
     headers = page.locator(".msg-assistant .message-meta:visible")
     expect(headers).to_have_count(1)
-    expect(headers).to_have_text(MODEL["id"])
+    expect(headers.locator(".message-model")).to_have_text(MODEL["id"])  # then its time
     expect(page.locator(".chat-messages")).not_to_contain_text("build fake")
 
     card = page.locator(".part-tool").first

@@ -366,7 +366,8 @@ def test_token_usage_of_a_turn_shows_under_its_last_assistant_message(
     expect(page.locator(".msg-assistant .markdown")).to_have_text("All good.")
     usage = page.locator(".turn-usage")
     expect(usage).to_have_count(1)
-    expect(usage).to_have_text("22 in · 14 out tokens")
+    # Worded as what the turn's two requests sent, not as a context size.
+    expect(usage).to_have_text("2 steps · 22 tokens sent · 14 out")
     last = page.locator(".msg-assistant").last
     expect(last.locator(".turn-usage")).to_have_count(1)
     wait_until(lambda: session_status(page, sid) == "idle", what="turn ended")

@@ -24,12 +24,16 @@ Step = tuple[str, dict[str, Any]]
 
 def life() -> list[Step]:
     """Every event type that changes a message or a session's status or time, including a
-    prompt queued behind a running turn, a step restart, a content edit and a compaction."""
+    prompt queued behind a running turn, one cancelled before delivery, a subagent's task
+    (from_session), a step restart, a content edit and a compaction."""
     a1, a2, a3 = "msg_a1", "msg_a2", "msg_a3"
     return [
         ("session.created", {"title": "Fixture", "directory": "/tmp/fixture"}),
         ("session.updated", {"title": "Fixture, renamed"}),
-        ("session.prompted", {"message_id": "msg_u1", "text": "hello", "mode": "queue"}),
+        (
+            "session.prompted",
+            {"message_id": "msg_u1", "text": "hello", "mode": "queue", "from_session": "ses_p"},
+        ),
         ("session.input.delivered", {"message_id": "msg_u1"}),
         ("session.step.started", {"message_id": a1, "agent": "build", "model": MODEL}),
         ("session.reasoning", {"message_id": a1, "text": "thinking"}),
@@ -41,6 +45,8 @@ def life() -> list[Step]:
             {"message_id": a1, "call_id": "c1", "name": "read", "input": {"path": "a.txt"}},
         ),
         ("session.prompted", {"message_id": "msg_u2", "text": "and then?", "mode": "queue"}),
+        ("session.prompted", {"message_id": "msg_u3", "text": "never mind", "mode": "queue"}),
+        ("session.input.cancelled", {"message_id": "msg_u3"}),
         (
             "session.tool.success",
             {"message_id": a1, "call_id": "c1", "content": "1: a", "metadata": {"lines": 1}},

@@ -38,6 +38,8 @@ def every_event(mid: str = "msg_a", other: str = "msg_b") -> list[tuple[str, dic
         ("session.updated", {"title": "renamed"}),
         ("session.prompted", {"message_id": "msg_u", "text": "hello", "mode": "queue"}),
         ("session.input.delivered", {"message_id": "msg_u"}),
+        ("session.prompted", {"message_id": "msg_q", "text": "oops", "mode": "queue"}),
+        ("session.input.cancelled", {"message_id": "msg_q"}),
         ("session.synthetic", {"message_id": "msg_s", "text": "<shell>", "description": "job"}),
         started(mid),
         ("session.reasoning", {"message_id": mid, "text": "thinking"}),

@@ -1,5 +1,5 @@
 import { expect, test } from "vitest"
-import { CREATE, STATUS, TOUCH, UPDATE } from "../src/chat/apply.js"
+import { CREATE, REMOVE, STATUS, TOUCH, UPDATE } from "../src/chat/apply.js"
 import { createChatStore } from "../src/chat/store.js"
 // Written by the Python projector: tests/events/test_projector_fixture.py.
 import fixture from "./fixtures/projector.json"
@@ -38,6 +38,7 @@ test("the fixture exercises every event type apply.js mirrors", () => {
     ...Object.keys(UPDATE),
     ...Object.keys(STATUS),
     ...TOUCH,
+    ...REMOVE,
   ]
   expect(mirrored.filter((type) => !types.has(type))).toStrictEqual([])
 })

@@ -4,7 +4,7 @@ import { clearDraft, loadDraft, saveDraft } from "../src/chat/drafts.js"
 import { retryText, secondsLeft } from "../src/chat/retry-banner.js"
 import { providerBody } from "../src/chat/settings-dialog.js"
 import { createChatStore } from "../src/chat/store.js"
-import { turnUsage, usageText } from "../src/chat/usage.js"
+import { answerText, turnUsage, usageText, usageTitle } from "../src/chat/usage.js"
 
 const SID = "ses_1"
 let position = 0
@@ -220,6 +220,80 @@ describe("status, retry and queued prompts", () => {
   })
 })
 
+describe("cancelling a queued prompt", () => {
+  test("session.input.cancelled removes the prompt, and a page read before it does not bring it back", async () => {
+    const { store, thread } = await opened()
+    store.handle(
+      "x",
+      event("session.prompted", 1, { message_id: "u1", text: "first", mode: "queue" }),
+    )
+    store.handle(
+      "x",
+      event("session.step.started", 2, { message_id: "a1", agent: "build", model: MODEL }),
+    )
+    store.handle(
+      "x",
+      event("session.prompted", 3, { message_id: "u2", text: "oops", mode: "queue" }),
+    )
+    thread.markQueued("u2")
+    store.handle("x", event("session.input.cancelled", 4, { message_id: "u2" }))
+    expect(thread.ids.value).toEqual(["u1", "a1"])
+    expect(thread.chunks.value.flatMap((c) => c.ids.value)).toEqual(["u1", "a1"])
+    expect(thread.queued.value.has("u2")).toBe(false)
+    // A read made at seq 3 (before the cancel) still lists it: it stays gone.
+    thread.merge([{ id: "u2", type: "user", text: "oops", time: { created: 3 } }], 3)
+    expect(thread.message("u2")).toBe(null)
+  })
+
+  test("a prompt delivered (or cancelled) before its send's answer came back is not marked queued", async () => {
+    const { store, thread } = await opened()
+    store.handle("x", event("session.prompted", 1, { message_id: "u1", text: "a", mode: "queue" }))
+    store.handle("x", event("session.input.delivered", 2, { message_id: "u1" }))
+    thread.markQueued("u1") // the POST's answer, late
+    expect(thread.queued.value.has("u1")).toBe(false)
+    store.handle("x", event("session.prompted", 3, { message_id: "u2", text: "b", mode: "queue" }))
+    store.handle("x", event("session.input.cancelled", 4, { message_id: "u2" }))
+    thread.markQueued("u2")
+    expect(thread.queued.value.has("u2")).toBe(false)
+  })
+
+  test("cancelPrompt sends DELETE to the prompt's route", async () => {
+    const { store, calls } = storeWith({})
+    await store.cancelPrompt(SID, "u/2")
+    expect(calls.at(-1)).toMatchObject({
+      method: "DELETE",
+      path: `/api/session/${SID}/prompt/u%2F2`,
+    })
+  })
+})
+
+describe("copy answer", () => {
+  test("the answer's Markdown is the text parts of every step of the turn, in order", async () => {
+    const { thread } = await opened([
+      { id: "u1", type: "user", text: "q", time: { created: 1 } },
+      {
+        id: "a1",
+        type: "assistant",
+        content: [
+          { type: "reasoning", text: "hidden" },
+          { type: "text", text: "First **part**." },
+          { type: "tool", id: "c1", name: "read", state: { status: "completed", input: {} } },
+        ],
+        time: { created: 2, completed: 3 },
+      },
+      {
+        id: "a2",
+        type: "assistant",
+        content: [{ type: "text", text: "```js\nx()\n```" }],
+        time: { created: 4, completed: 5 },
+      },
+    ])
+    const turn = thread.turns.value.get("a2")
+    expect(turn.ids).toEqual(["a1", "a2"])
+    expect(answerText(thread, turn.ids)).toBe("First **part**.\n\n```js\nx()\n```")
+  })
+})
+
 describe("token usage per turn", () => {
   const assistant = (id, tokens) => ({
     id,
@@ -244,8 +318,8 @@ describe("token usage per turn", () => {
     )
     const usage = turnUsage([...messages.keys()], (id) => messages.get(id))
     expect([...usage.keys()]).toEqual(["a2", "a4"])
-    expect(usage.get("a2")).toEqual({ input: 30, output: 8, reasoning: 1, cache_read: 4 })
-    expect(usage.get("a4")).toEqual({ input: 7, output: 1, reasoning: 0, cache_read: 0 })
+    expect(usage.get("a2")).toEqual({ input: 30, output: 8, reasoning: 1, cache_read: 4, steps: 2 })
+    expect(usage.get("a4")).toEqual({ input: 7, output: 1, reasoning: 0, cache_read: 0, steps: 1 })
   })
 
   test("the thread's usage follows step.ended events live", async () => {
@@ -280,11 +354,16 @@ describe("token usage per turn", () => {
       output: 9,
       reasoning: 0,
       cache_read: 0,
+      steps: 2,
     })
     expect(thread.usage.value.has("a1")).toBe(false)
-    expect(usageText(thread.usage.value.get("a2"))).toBe("41 in · 9 out")
-    expect(usageText({ input: 12345, output: 1500, reasoning: 0, cache_read: 0 })).toBe(
-      "12k in · 1.5k out",
+    // Worded as what was sent over the turn's steps, not as a context size.
+    expect(usageText(thread.usage.value.get("a2"))).toBe("2 steps · 41 tokens sent · 9 out")
+    expect(usageText({ input: 66123, output: 1200, reasoning: 0, cache_read: 0, steps: 3 })).toBe(
+      "3 steps · 66k tokens sent · 1.2k out",
+    )
+    expect(usageTitle({ input: 41, output: 9, steps: 2 })).toContain(
+      "41 tokens sent to the model over this turn's 2 requests",
     )
   })
 })

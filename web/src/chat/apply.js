@@ -44,6 +44,8 @@ export const CREATE = {
     type: "user",
     text: data.text,
     time: { created },
+    // A subagent's task: the parent session whose agent wrote it.
+    ...(data.from_session ? { from_session: data.from_session } : {}),
   }),
   "session.synthetic": ({ data, created }) => ({
     id: data.message_id,
@@ -144,11 +146,15 @@ export const UPDATE = {
     settle(m, data, created, { status: "completed", content: data.content }),
   "session.tool.failed": (m, { data, created }) =>
     settle(m, data, created, { status: "error", error: data.error }),
-  "session.message.content.updated": (m, { data }) => (
-    (m.content = structuredClone(data.content)),
-    true
-  ),
+  "session.message.content.updated": (m, { data, created }) => {
+    m.content = structuredClone(data.content)
+    m.time.edited = created
+    return true
+  },
 }
+
+/** Events that remove a message (a prompt cancelled before delivery). */
+export const REMOVE = new Set(["session.input.cancelled"])
 
 /** Session status as the projection sets it: event type -> status. */
 export const STATUS = {
@@ -168,6 +174,7 @@ export const TOUCH = new Set([
   "session.step.ended",
   "session.step.failed",
   "session.message.content.updated",
+  "session.input.cancelled",
   "session.execution.interrupted",
   "session.resume.exhausted",
 ])

@@ -16,6 +16,7 @@ import { RevertDialog, SessionChanges } from "./changes.js"
 import { DiffDialog } from "./diff-view.js"
 import { atBottom, LatestButton, settleAtBottom, unreadAfter } from "./follow.js"
 import { SessionMark } from "./waiting.js"
+import { ParentLink } from "./parent-link.js"
 import {
   elementScroll,
   measureElement,
@@ -271,6 +272,7 @@ export function ChatView({ store }) {
       <div class="chat-heading">
         <h2 class="chat-title">${session.title || "Untitled"}</h2>
         <div class="chat-folder" title=${session.directory}><bdi>${session.directory}</bdi></div>
+        <${ParentLink} session=${session} store=${store} />
       </div>
       <${InstructionFiles} session=${session} />
       <${SessionChanges} key=${session.id} thread=${thread} />

@@ -10,7 +10,9 @@ import { retryPrompt, TurnError } from "./error-words.js"
 import { useToolMark } from "./waiting.js"
 import { editPatch, UnifiedDiff, writePatch } from "./unified-diff.js"
 import { shellCommand, ToolBadge, ToolLiveInput, toolStatus } from "./tool-card.js"
-import { TurnUsage } from "./usage.js"
+import { CopyAnswer, TurnUsage } from "./usage.js"
+import { DaySeparator, fullTime, MessageTime } from "./times.js"
+import { TaskMessage } from "./parent-link.js"
 import { ToolLinks } from "./job-links.js"
 import { isJobNotice, NoticeCard } from "./notice-card.js"
 import { CompactionDivider } from "./context-meter.js"
@@ -194,6 +196,8 @@ function AssistantMessage({ message, thread, store, busy }) {
   >
     <header class="message-meta" data-continued=${continued ? "true" : undefined}>
       ${!continued && html`<span class="message-model">${message.model?.id || "Assistant"}</span>`}
+      ${!continued && html`<${MessageTime} ms=${message.time?.created} label="Answer started" />`}
+      <${EditedMark} message=${message} />
       <span class="header-spacer"></span>
       ${canEdit && !editing && html`<button type="button" class="link-button message-edit" onClick=${() => setEditing(true)}>Edit</button>`}
     </header>
@@ -231,9 +235,20 @@ function AssistantMessage({ message, thread, store, busy }) {
     ${message.finish === "interrupted" && html`<p class="message-interrupted">Interrupted</p>`}
     ${cut && html`<p class="message-cut" role="note">Cut off: Desk stopped before this answer was finished.</p>`}
     ${retry && !message.error && html`<div class="message-error-actions"><button type="button" class="message-retry" onClick=${retry}>Retry</button></div>`}
-    <${TurnUsage} thread=${thread} messageId=${message.id} />
+    <${TurnUsage} thread=${thread} message=${message} busy=${busy} />
     <${TurnChanges} thread=${thread} messageId=${message.id} />
   </article>`
+}
+
+/** "edited", once a person changed the message; its tooltip says when, and when it was written. */
+function EditedMark({ message }) {
+  const edited = message.time?.edited
+  if (!edited) return null
+  const created = message.time?.created
+  const title = `Edited ${fullTime(edited)}${created ? `; first written ${fullTime(created)}` : ""}`
+  return html`<span class="message-edited" title=${title}
+    >edited<span class="visually-hidden">: ${title}</span></span
+  >`
 }
 
 /**
@@ -242,19 +257,68 @@ function AssistantMessage({ message, thread, store, busy }) {
  */
 export function MessageItem({ sig, thread, store, busy }) {
   const message = sig.value
-  if (message.type === "user") {
-    const queued = thread.queued.value.has(message.id)
-    return html`<article
-        class="message msg-user"
-        data-id=${message.id}
-        data-queued=${queued ? "true" : undefined}
-        data-reverted=${message.reverted ? "true" : undefined}
-      >
-        <div class="plain">${message.text}</div>
-        ${queued && html`<div class="message-queued">Queued: sent when the current turn ends</div>`}
-      </article>
-      ${!queued && html`<${MessageActions} thread=${thread} store=${store} message=${message} busy=${busy} />`}`
+  return html`<${DaySeparator} thread=${thread} message=${message} />
+    <${MessageBody} message=${message} thread=${thread} store=${store} busy=${busy} />`
+}
+
+/** Cancel for a queued prompt: it is removed before the model gets it (409: too late). */
+function CancelQueued({ thread, store, message }) {
+  const [state, setState] = useState({ pending: false, error: "" })
+  const cancel = async () => {
+    setState({ pending: true, error: "" })
+    try {
+      await store.cancelPrompt(thread.sessionId, message.id)
+    } catch (e) {
+      setState({ pending: false, error: e.message })
+    }
   }
+  return html`<button
+      type="button"
+      class="link-button message-cancel"
+      disabled=${state.pending}
+      aria-label="Cancel this queued prompt"
+      onClick=${cancel}
+    >
+      Cancel
+    </button>
+    ${state.error && html`<span class="form-error" role="alert">${state.error}</span>`}`
+}
+
+function UserMessage({ message, thread, store, busy }) {
+  const queued = thread.queued.value.has(message.id)
+  if (message.from_session)
+    return html`<${TaskMessage} message=${message} store=${store}>
+        <${MessageTime} ms=${message.time?.created} label="Given" />
+      <//>
+      <div class="message-under">
+        <${MessageActions} thread=${thread} store=${store} message=${message} busy=${busy} />
+      </div>`
+  return html`<article
+      class="message msg-user"
+      data-id=${message.id}
+      data-queued=${queued ? "true" : undefined}
+      data-reverted=${message.reverted ? "true" : undefined}
+    >
+      <div class="plain">${message.text}</div>
+      ${
+        queued &&
+        html`<div class="message-queued">
+          <span>Queued: sent when the current turn ends</span>
+          <${CancelQueued} thread=${thread} store=${store} message=${message} />
+        </div>`
+      }
+    </article>
+    <div class="message-under">
+      ${!queued && html`<${MessageActions} thread=${thread} store=${store} message=${message} busy=${busy} />`}
+      <span class="message-stamp" data-for=${message.id}>
+        <${MessageTime} ms=${message.time?.created} />
+      </span>
+    </div>`
+}
+
+function MessageBody({ message, thread, store, busy }) {
+  if (message.type === "user")
+    return html`<${UserMessage} message=${message} thread=${thread} store=${store} busy=${busy} />`
   if (message.type === "synthetic" && isJobNotice(message))
     return html`<${NoticeCard} message=${message} />`
   if (message.type === "synthetic" && message.description === "compaction")
@@ -277,6 +341,12 @@ export function MessageItem({ sig, thread, store, busy }) {
         store=${store}
         busy=${busy}
       />
-      ${message.time?.completed && html`<${MessageActions} thread=${thread} store=${store} message=${message} busy=${busy} />`}`
+      ${
+        message.time?.completed &&
+        html`<div class="message-under">
+          <${MessageActions} thread=${thread} store=${store} message=${message} busy=${busy} />
+          <${CopyAnswer} thread=${thread} message=${message} busy=${busy} />
+        </div>`
+      }`
   return null
 }

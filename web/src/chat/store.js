@@ -10,8 +10,8 @@
 // event applied when the read started: events that arrive during the read then win.
 
 import { batch, computed, signal } from "@preact/signals"
-import { CREATE, STATUS, TOUCH, UPDATE } from "./apply.js"
-import { turnUsage } from "./usage.js"
+import { CREATE, REMOVE, STATUS, TOUCH, UPDATE } from "./apply.js"
+import { turnsOf } from "./usage.js"
 import { applyCheckpointEvent } from "./changes.js"
 
 /**
@@ -79,7 +79,13 @@ export class Thread {
     this.toolInput = new Map()
     // User message ids waiting for the running turn to end.
     this.queued = signal(/** @type {Set<string>} */ (new Set()))
-    this.usage = computed(() => turnUsage(this.ids.value, (id) => this.messages.get(id)?.value))
+    // Each turn by its last assistant message: its steps and summed tokens (usage.js).
+    this.turns = computed(() => turnsOf(this.ids.value, (id) => this.messages.get(id)?.value))
+    this.usage = computed(() => {
+      const usage = new Map()
+      for (const [last, turn] of this.turns.value) if (turn.tokens) usage.set(last, turn.tokens)
+      return usage
+    })
   }
 
   message(id) {
@@ -95,6 +101,7 @@ export class Thread {
       this.reasoning.clear()
       this.toolInput.clear()
       this.queued.value = new Set()
+      this.#settled.clear()
       this.seq = 0
       this.ids.value = []
       this.chunks.value = []
@@ -128,10 +135,15 @@ export class Thread {
     return text
   }
 
-  /** A prompt sent while a turn ran: shown as queued until the model receives it. */
+  /** A prompt sent while a turn ran: shown as queued until the model receives it (unless its
+   * delivery, or its cancel, came through the stream before the send's answer did). */
   markQueued(id) {
+    if (this.#settled.has(id)) return
     if (!this.queued.value.has(id)) this.queued.value = new Set([...this.queued.value, id])
   }
+
+  // Prompts delivered or cancelled: never queued again.
+  #settled = new Set()
 
   /**
    * session.input.delivered: the model received the prompt, and the server moved the user
@@ -139,6 +151,7 @@ export class Thread {
    * prompt follows the steps of the turn it waited for.
    */
   #delivered(id) {
+    this.#settled.add(id)
     if (this.queued.value.has(id)) {
       const rest = new Set(this.queued.value)
       rest.delete(id)
@@ -152,6 +165,22 @@ export class Thread {
       if (chunk.ids.value.includes(id)) chunk.ids.value = chunk.ids.value.filter((x) => x !== id)
     const last = chunks[chunks.length - 1]
     if (last) last.ids.value = [...last.ids.value, id]
+  }
+
+  /** A message leaves the thread (a prompt cancelled before delivery); a page read before
+   * `seq` does not bring it back. */
+  #remove(id, seq) {
+    this.#settled.add(id)
+    if (this.queued.value.has(id)) {
+      const rest = new Set(this.queued.value)
+      rest.delete(id)
+      this.queued.value = rest
+    }
+    this.known.set(id, seq)
+    if (!this.messages.delete(id)) return
+    this.ids.value = this.ids.value.filter((x) => x !== id)
+    for (const chunk of this.chunks.value)
+      if (chunk.ids.value.includes(id)) chunk.ids.value = chunk.ids.value.filter((x) => x !== id)
   }
 
   /** Ends the retry banner and the live parts a durable event supersedes. */
@@ -194,6 +223,7 @@ export class Thread {
     for (const row of rows) {
       const current = this.messages.get(row.id)
       if (!current) {
+        if ((this.known.get(row.id) ?? -1) > readSeq) continue // removed after this read
         this.messages.set(row.id, signal(row))
         added.push(row.id)
       } else if ((this.known.get(row.id) ?? -1) > readSeq) {
@@ -221,6 +251,11 @@ export class Thread {
     if (this.state.value !== "idle") batch(() => this.#settleLive(event))
     else if (RETRY_ENDS.has(event.type)) this.retry.value = null
     if (!id || this.state.value === "idle") return false // not loaded: a later read brings it
+    if (REMOVE.has(event.type)) {
+      const had = this.messages.has(id)
+      batch(() => this.#remove(id, event.seq))
+      return had
+    }
     const current = this.messages.get(id)
     if (!current) {
       const create = CREATE[event.type]
@@ -575,6 +610,11 @@ export function createChatStore({ request }) {
     return data ?? null
   }
 
+  /** Withdraws a queued prompt before the model gets it (409 once it was delivered). */
+  async function cancelPrompt(sessionId, messageId) {
+    await request("DELETE", `/api/session/${enc(sessionId)}/prompt/${enc(messageId)}`)
+  }
+
   async function interrupt(sessionId) {
     const { data } = await request("POST", `/api/session/${enc(sessionId)}/interrupt`, {})
     return Boolean(data?.interrupted)
@@ -596,6 +636,7 @@ export function createChatStore({ request }) {
     provider,
     online,
     sendPrompt,
+    cancelPrompt,
     compactNow,
     interrupt,
     loadProvider,
