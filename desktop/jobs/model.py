@@ -23,18 +23,14 @@ _LINKS = ("call_id", "job_key", "terminal_id", "child_id")  # metadata the API s
 
 @dataclass(frozen=True, slots=True)
 class ShellRecovery:
-    """A shell call whose job runs in the PTY host under `job_key`."""
+    """A shell call whose job runs in the PTY host under `job_key`; its notice goes to the
+    call's session."""
 
     session_id: str
     call_id: str
     job_key: str
     command: str
     kind: Literal["shell"] = "shell"
-
-    @property
-    def session(self) -> str:
-        """The session its notice goes to."""
-        return self.session_id
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,10 +42,6 @@ class SubagentRecovery:
     agent: str
     description: str
     kind: Literal["subagent"] = "subagent"
-
-    @property
-    def session(self) -> str:
-        return self.parent_id
 
 
 Recovery: TypeAlias = ShellRecovery | SubagentRecovery
@@ -101,7 +93,10 @@ class Job:
         value = self.metadata.get("session_id")
         if isinstance(value, str):
             return value
-        return None if self.recovery is None else self.recovery.session
+        r = self.recovery
+        if r is None:
+            return None
+        return r.session_id if isinstance(r, ShellRecovery) else r.parent_id
 
     @property
     def owed(self) -> bool:

@@ -56,13 +56,7 @@ class JobRunner(Protocol):
     """What the shell tool needs of the job runner (desktop.jobs.host)."""
 
     async def start_job(
-        self,
-        session_id: str,
-        call_id: str,
-        command: str,
-        cwd: str,
-        *,
-        kill_after: float | None = None,
+        self, session: str, call: str, command: str, cwd: str, /, *, kill_after: float | None = None
     ) -> JobState: ...
     async def wait_job(self, key: str, *, within: float | None = None) -> JobState: ...
     async def job_result(self, key: str) -> JobResult: ...
