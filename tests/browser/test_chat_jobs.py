@@ -164,7 +164,7 @@ def test_the_notice_card_and_the_tool_card_open_the_jobs_terminal(
     open_terminal_from(page, card.locator(".job-open-terminal"), terminal_id)
     wait_until(lambda: "card-42" in buffer_lines(page, terminal_id), what="output in xterm")
 
-    open_terminal_from(page, page.locator(".part-tool .job-open-terminal"), terminal_id)
+    open_terminal_from(page, page.locator(".msg-assistant .job-open-terminal"), terminal_id)
     assert fake_provider.invalid_count == 0
 
 

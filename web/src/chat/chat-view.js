@@ -231,8 +231,6 @@ function MessageList({ store, thread, busy }) {
       ${state === "ready" && ids.length === 0 && html`<p class="placeholder chat-empty">No messages yet.</p>`}
       <div
         class="chat-messages"
-        role="feed"
-        aria-busy=${state === "loading" ? "true" : "false"}
         data-count=${ids.length}
         style=${{ height: `${v.getTotalSize()}px` }}
       >

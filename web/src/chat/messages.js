@@ -64,46 +64,50 @@ function ToolPart({ part, thread }) {
   const change = open ? changeOf(part) : null
   const input = part.state?.input
   const command = shellCommand(part)
-  return html`<details
-    class="part-tool"
-    data-status=${status}
-    data-mark=${mark}
-    data-call=${part.id}
-    onToggle=${(e) => setOpen(e.currentTarget.open)}
-  >
-    <summary>
-      <${ToolStatusIcon} status=${mark} />
-      <span class="tool-name">${part.name}</span>
-      <span class="tool-brief">${command ?? brief(input)}</span>
-      ${mark === "waiting" && html`<span class="tool-waiting">Waiting for you</span>`}
-      <${ToolBadge} part=${part} />
-      ${mark !== "waiting" && html`<${ToolLinks} part=${part} />`}
-    </summary>
-    ${
-      open &&
-      html`<div class="tool-body">
-        <${ToolLiveInput} thread=${thread} part=${part} />
-        ${
-          change
-            ? html`<div class="tool-label">${part.name === "write" ? "Written" : "Change"}</div>
-                <${UnifiedDiff} patch=${change} />`
-            : html`<div class="tool-label">Input</div>
-                <pre class="plain">
+  // The card's links sit beside its <details>, not in the <summary>: a control inside the
+  // summary is one assistive technology cannot reach apart from the toggle.
+  return html`<div class="part-tool-row">
+    <details
+      class="part-tool"
+      data-status=${status}
+      data-mark=${mark}
+      data-call=${part.id}
+      onToggle=${(e) => setOpen(e.currentTarget.open)}
+    >
+      <summary>
+        <${ToolStatusIcon} status=${mark} />
+        <span class="tool-name">${part.name}</span>
+        <span class="tool-brief">${command ?? brief(input)}</span>
+        ${mark === "waiting" && html`<span class="tool-waiting">Waiting for you</span>`}
+        <${ToolBadge} part=${part} />
+      </summary>
+      ${
+        open &&
+        html`<div class="tool-body">
+          <${ToolLiveInput} thread=${thread} part=${part} />
+          ${
+            change
+              ? html`<div class="tool-label">${part.name === "write" ? "Written" : "Change"}</div>
+                  <${UnifiedDiff} patch=${change} />`
+              : html`<div class="tool-label">Input</div>
+                  <pre class="plain">
 ${typeof input === "string" ? input : JSON.stringify(input, null, 2)}</pre>`
-        }
-        ${
-          part.state?.content !== undefined &&
-          html`<div class="tool-label">Output</div>
-            <pre class="plain">${part.state.content}</pre>`
-        }
-        ${
-          part.state?.error &&
-          html`<div class="tool-label">Error</div>
-            <pre class="plain tool-error">${part.state.error.message}</pre>`
-        }
-      </div>`
-    }
-  </details>`
+          }
+          ${
+            part.state?.content !== undefined &&
+            html`<div class="tool-label">Output</div>
+              <pre class="plain">${part.state.content}</pre>`
+          }
+          ${
+            part.state?.error &&
+            html`<div class="tool-label">Error</div>
+              <pre class="plain tool-error">${part.state.error.message}</pre>`
+          }
+        </div>`
+      }
+    </details>
+    ${mark !== "waiting" && html`<${ToolLinks} part=${part} />`}
+  </div>`
 }
 
 function Part({ part, thread }) {

@@ -24,15 +24,17 @@ export function NoticeCard({ message }) {
     data-source=${meta.source}
     data-state=${state}
   >
-    <details class="notice-card">
-      <summary>
-        <${JobStatusIcon} status=${state} />
-        <span class="notice-kind">${shell ? "Command" : "Subagent"}</span>
-        <span class="notice-title">${title || message.description || ""}</span>
-        ${shell && html`<${TerminalButton} jobKey=${meta.job_key ?? meta.job_id} />`}
-        ${!shell && html`<${SessionButton} childId=${meta.child_id} />`}
-      </summary>
-      <pre class="plain notice-output">${body}</pre>
-    </details>
+    <div class="part-tool-row notice-row">
+      <details class="notice-card">
+        <summary>
+          <${JobStatusIcon} status=${state} />
+          <span class="notice-kind">${shell ? "Command" : "Subagent"}</span>
+          <span class="notice-title">${title || message.description || ""}</span>
+        </summary>
+        <pre class="plain notice-output">${body}</pre>
+      </details>
+      ${shell && html`<${TerminalButton} jobKey=${meta.job_key ?? meta.job_id} />`}
+      ${!shell && html`<${SessionButton} childId=${meta.child_id} />`}
+    </div>
   </article>`
 }

@@ -115,11 +115,12 @@ export class TerminalTab {
     this.icon.setAttribute("role", "img")
     this.titleEl = document.createElement("span")
     this.titleEl.className = "tab-title"
-    this.closeButton = document.createElement("button")
-    this.closeButton.type = "button"
+    // Not a button: a control inside a tab is one assistive technology cannot reach apart
+    // from the tab. The pointer clicks it; the keyboard closes the tab with Ctrl+Shift+W.
+    this.closeButton = document.createElement("span")
     this.closeButton.className = "tab-close"
     this.closeButton.textContent = "×"
-    this.closeButton.tabIndex = -1
+    this.closeButton.setAttribute("aria-hidden", "true")
     tab.append(this.icon, this.titleEl, this.closeButton)
     this.tabEl = tab
 
@@ -234,7 +235,6 @@ export class TerminalTab {
     this.tabEl.title = `${text} (${what})`
     this.tabEl.setAttribute("aria-label", `${text}, ${what}`)
     const hides = job && this.running
-    this.closeButton.setAttribute("aria-label", `${hides ? "Hide" : "Close"} ${this.title}`)
     this.closeButton.title = hides
       ? "Hide this tab: the agent's command runs on, under Agent jobs (Ctrl+Shift+W)"
       : "Close terminal (Ctrl+Shift+W)"
