@@ -346,9 +346,10 @@ async def test_title_bell_foreground_and_host_events(host: PtyHostClient) -> Non
         assert (await reader.until_type("title_changed"))["title"] == "my title"
         await reader.type_line("printf 'ding\\a'")
         await reader.until_type("bell")
-        await reader.type_line("sleep 2")
+        await reader.type_line("cat")  # in the foreground until the end of its input
         changed = await reader.until_type("foreground_process_changed")
-        assert changed["process"] == "sleep"
+        assert changed["process"] == "cat"
+        await reader.attachment.send_input(b"\x04")
         await reader.until(
             lambda r: r.of_type("foreground_process_changed")[-1]["process"] == "bash",
             what="back to bash",
@@ -366,7 +367,7 @@ async def test_title_bell_foreground_and_host_events(host: PtyHostClient) -> Non
     titles = [e["info"]["title"] for e in events if e["event"] == "updated"]  # type: ignore[index]
     assert "my title" in titles
     processes = [e["info"]["foreground_process"] for e in events if e["event"] == "updated"]  # type: ignore[index]
-    assert "sleep" in processes
+    assert "cat" in processes
 
 
 async def test_twenty_floods_do_not_starve_an_echoing_terminal(host: PtyHostClient) -> None:

@@ -29,7 +29,11 @@ from tests.support.runner import DEADLINE, configure
 from tests.support.serve_process import spawn_serve
 from tests.support.wait import wait_for
 
-SEED = "sleep 5; echo done-$((6*7))"
+
+def gated(go: Path) -> str:
+    """A command that runs until the test creates `go`, then prints done-42: it outlives
+    whatever the test does before that, however long it takes."""
+    return f"while [ ! -e {go} ]; do sleep 0.05; done; echo done-$((6*7))"
 
 
 class Service:
@@ -133,9 +137,11 @@ async def finish_adopted(service: Service, sid: str, fake: FakeProvider) -> None
 async def test_a_shell_call_outlives_the_service_and_the_successor_records_done_42(
     settings: Settings, fake: FakeProvider, tmp_path: Path, sig: int
 ) -> None:
-    first, sid = await begin(settings, fake, tmp_path, SEED)
+    go = tmp_path / "go"
+    first, sid = await begin(settings, fake, tmp_path, gated(go))
     await first.kill(sig)
     second = await start(tmp_path / "service.log")
+    go.touch()  # the command ends only under the successor
     try:
         await finish_adopted(second, sid, fake)
     finally:
@@ -147,8 +153,7 @@ async def test_three_kills_in_a_row_still_end_with_the_commands_real_result(
 ) -> None:
     # The command waits for a file, not a clock: three restarts take what they take.
     go = tmp_path / "go"
-    command = f"while [ ! -e {go} ]; do sleep 0.05; done; echo done-$((6*7))"
-    service, sid = await begin(settings, fake, tmp_path, command)
+    service, sid = await begin(settings, fake, tmp_path, gated(go))
     for _ in range(3):
         await service.kill()
         service = await start(tmp_path / "service.log")
@@ -163,8 +168,9 @@ async def test_three_kills_in_a_row_still_end_with_the_commands_real_result(
 async def test_the_tools_own_command_terminating_the_service_is_adopted_by_the_successor(
     settings: Settings, fake: FakeProvider, tmp_path: Path
 ) -> None:
-    pid_file = tmp_path / "service.pid"
-    command = f"sleep 1; kill -TERM $(cat {pid_file}); sleep 3; echo done-$((6*7))"
+    pid_file, kill, go = tmp_path / "service.pid", tmp_path / "kill", tmp_path / "go"
+    command = f"while [ ! -e {kill} ]; do sleep 0.05; done; kill -TERM $(cat {pid_file}); "
+    command += gated(go)
     fake.script(
         tool_call_reply(Call("call_sh", "shell", {"command": command})), text_reply("finished")
     )
@@ -173,8 +179,11 @@ async def test_the_tools_own_command_terminating_the_service_is_adopted_by_the_s
     session = await first.post("/api/session", {"directory": str(tmp_path)})
     sid = str(session["id"])
     await first.post(f"/api/session/{sid}/prompt", {"text": "restart yourself"})
+    await until_job_running(settings, sid, "call_sh")
+    kill.touch()  # the command terminates its service once it runs as a job
     await asyncio.wait_for(first.process.wait(), DEADLINE)
     second = await start(tmp_path / "service.log")
+    go.touch()
     try:
         await finish_adopted(second, sid, fake)
     finally:
@@ -184,7 +193,7 @@ async def test_the_tools_own_command_terminating_the_service_is_adopted_by_the_s
 async def test_with_the_pty_host_killed_too_the_part_ends_interrupted_and_the_notice_follows(
     settings: Settings, fake: FakeProvider, tmp_path: Path
 ) -> None:
-    first, sid = await begin(settings, fake, tmp_path, SEED)
+    first, sid = await begin(settings, fake, tmp_path, gated(tmp_path / "go"))
     registration = read_host_registration(settings)
     assert registration is not None
     await first.kill()

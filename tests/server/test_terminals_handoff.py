@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import socket
 import struct
 from pathlib import Path
@@ -34,10 +35,12 @@ TYPED = b"typed-after-the-kill\r\n"
 
 
 async def test_a_tab_keeps_its_websocket_and_its_output_across_a_kill_9_of_the_service(
-    settings: Settings,
+    settings: Settings, tmp_path: Path
 ) -> None:
+    # Numbered ticks until the test creates `stop`: output that goes on through the kill.
+    stop = tmp_path / "stop"
     script = (
-        "read go; i=0; while [ $i -lt 200 ]; do echo tick$i; i=$((i+1)); sleep 0.01; done; "
+        f"read go; i=0; while [ ! -e {stop} ]; do echo tick$i; i=$((i+1)); sleep 0.01; done; "
         "echo FINISHED; exec cat"
     )
     service = serve(settings, test_hooks=False)
@@ -56,6 +59,11 @@ async def test_a_tab_keeps_its_websocket_and_its_output_across_a_kill_9_of_the_s
             await reader.until_output(b"tick10\r\n")
 
             service.kill()  # kill -9: the service is gone, the socket is not
+            at_kill = len(reader.output)
+            await reader.until(
+                lambda r: b"tick" in r.output[at_kill:], what="ticks written after the kill"
+            )
+            stop.touch()
             await reader.until_output(b"FINISHED\r\n", within=30)
             assert not reader.closed
             assert not reader.socket.closed
@@ -69,7 +77,8 @@ async def test_a_tab_keeps_its_websocket_and_its_output_across_a_kill_9_of_the_s
             whole = WsReader(await session.ws_connect(url2, params={"role": "observer"}))
             await whole.until(lambda r: r.output.count(TYPED) == 2, what="the typed line")
             assert bytes(reader.output) == bytes(whole.output)
-            assert bytes(reader.output).count(b"tick199\r\n") == 1
+            ticks = re.findall(rb"tick(\d+)\r\n", bytes(reader.output))
+            assert ticks == [b"%d" % i for i in range(len(ticks))]  # each tick once, in order
     finally:
         service.kill()
         if second is not None:

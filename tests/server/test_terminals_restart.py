@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import aiohttp
 
 from desktop.config import Settings
@@ -10,20 +13,27 @@ from tests.support.host import stop_host
 from tests.support.service import Service, serve
 from tests.support.websocket import WsReader
 
-SCRIPT = (
-    "read go; i=0; while [ $i -lt 300 ]; do echo tick$i; i=$((i+1)); sleep 0.01; done; "
-    "echo FINISHED; exec cat"
-)
+
+def ticker(stop: Path) -> str:
+    """Numbered ticks until `stop` exists: output that goes on through the kill and the
+    restart, however long they take."""
+    return (
+        f"read go; i=0; while [ ! -e {stop} ]; do echo tick$i; i=$((i+1)); sleep 0.01; done; "
+        "echo FINISHED; exec cat"
+    )
 
 
-async def test_reconnect_after_service_kill_9_replays_missed_output(settings: Settings) -> None:
+async def test_reconnect_after_service_kill_9_replays_missed_output(
+    settings: Settings, tmp_path: Path
+) -> None:
+    stop = tmp_path / "stop"
     first = serve(settings, test_hooks=False)
     second: Service | None = None
     try:
         headers = {"Authorization": f"Bearer {first.token}"}
         async with aiohttp.ClientSession(headers=headers) as session:
             created = await session.post(
-                f"{first.url}/api/pty", json={"command": "sh", "args": ["-c", SCRIPT]}
+                f"{first.url}/api/pty", json={"command": "sh", "args": ["-c", ticker(stop)]}
             )
             assert created.status == 201
             info = (await created.json())["data"]
@@ -55,13 +65,16 @@ async def test_reconnect_after_service_kill_9_replays_missed_output(settings: Se
             )
             await resumed.settle_replay()
             assert resumed.attached["replay"]["truncated"] is False
+            assert resumed.replay_bytes > 0  # what the terminal wrote while no service ran
+            stop.touch()
             await resumed.until_output(b"FINISHED\r\n", within=30)
             whole = WsReader(
                 await session.ws_connect(ws_url2, params={"cursor": "0", "role": "observer"})
             )
             await whole.until_output(b"FINISHED\r\n")
             assert seen + bytes(resumed.output) == bytes(whole.output)
-            assert bytes(whole.output).count(b"tick299\r\n") == 1
+            ticks = re.findall(rb"tick(\d+)\r\n", bytes(whole.output))
+            assert ticks == [b"%d" % i for i in range(len(ticks))]  # each tick once, in order
     finally:
         first.kill()
         if second is not None:
