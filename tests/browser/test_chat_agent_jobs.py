@@ -21,11 +21,12 @@ from tests.support.browser_terminals import create_shell, wait_attached
 from tests.support.chat import create_session
 from tests.support.fake_provider import text_reply, tool_call_reply
 from tests.support.fake_provider_thread import ThreadedFakeProvider
-from tests.support.service import Service
+from tests.support.service import WEB, Service
 from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.browser
 
+AXE = WEB / "node_modules" / "axe-core" / "axe.min.js"
 SIZES = [pytest.param((1280, 800), id="1280x800"), pytest.param((880, 600), id="880x600")]
 
 
@@ -51,6 +52,31 @@ def assert_in_strip_view(page: Page, pty_id: str) -> None:
     box = tab_in_strip(page, pty_id)
     assert box["left"] >= box["stripLeft"] - 0.5, box
     assert box["right"] <= box["stripRight"] + 0.5, box
+
+
+def serious_violations(page: Page, parts: list[str]) -> list[dict[str, Any]]:
+    """axe-core's serious and critical violations within `parts` (CSS selectors) of the page."""
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.evaluate(AXE.read_text() + "\n;0")
+    return page.evaluate(  # type: ignore[no-any-return]
+        """async (parts) => {
+            const context = { include: parts.map((part) => [part]) }
+            const result = await window.axe.run(context, { resultTypes: ['violations'] })
+            return result.violations
+                .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+                .map((v) => ({ id: v.id, nodes: v.nodes.map((n) => n.target.join(' ')) }))
+        }""",
+        parts,
+    )
+
+
+def hide(job_tab: Locator) -> None:
+    """Clicks the running command's tab's close mark, which says it hides the tab."""
+    close = job_tab.locator(".tab-close")
+    expect(close).to_have_attribute(
+        "title", re.compile(r"^Hide this tab: the agent's command runs on")
+    )
+    close.click()
 
 
 def job_terminals(service: Service, sid: str) -> list[dict[str, Any]]:
@@ -95,9 +121,11 @@ def test_agent_commands_sit_behind_one_chip_that_opens_them_and_closes_the_finis
     menu = page.get_by_role("menu", name="Agent jobs in Payments API")
     items = menu.get_by_role("menuitem")
     expect(items).to_have_count(12)
-    expect(items.first).to_have_accessible_name("echo long-$((6*7)); sleep 300, running")
+    expect(items.first).to_have_accessible_name(
+        re.compile(r"^echo long-\$\(\(6\*7\)\); sleep 300\s+running$")
+    )
     expect(items.first).to_be_focused()
-    expect(items.nth(1)).to_have_accessible_name(re.compile(r"^echo quick-\d, exit 0$"))
+    expect(items.nth(1)).to_have_accessible_name(re.compile(r"^echo quick-\d\s+exit 0$"))
     close_finished = menu.get_by_role("menuitem", name="Close finished (10)")
     expect(close_finished).to_be_visible()
     # The whole menu is on screen, and its "Close finished" is in reach without scrolling it.
@@ -107,6 +135,7 @@ def test_agent_commands_sit_behind_one_chip_that_opens_them_and_closes_the_finis
             return document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2) === el
         }"""
     )
+    assert serious_violations(page, [".tab-jobs", ".tab-jobs-menu"]) == []
     box = menu.bounding_box()
     assert box is not None
     assert box["x"] >= 0
@@ -135,9 +164,11 @@ def test_agent_commands_sit_behind_one_chip_that_opens_them_and_closes_the_finis
     assert state(page)["foldedJobs"] == []
 
     # Closing the running command's tab hides it: the command runs on, behind the chip.
-    job_tab.get_by_role("button", name=re.compile(r"^Hide ")).click()
+    hide(job_tab)
     expect(job_tab).to_have_count(0)
-    expect(page.locator("#terminal-notice")).to_contain_text("still runs")
+    expect(page.locator("#terminal-notice")).to_have_text(
+        "“echo long-$((6*7)); sleep 300” still runs: it is under Agent jobs in Payments API."
+    )
     assert state(page)["foldedJobs"] == [running["id"]]
     assert agent_service.request("GET", f"/api/pty/{running['id']}")["status"] == "running"
     expect(chip).to_have_text("Agent jobs (1) · 1 running")
@@ -147,7 +178,7 @@ def test_agent_commands_sit_behind_one_chip_that_opens_them_and_closes_the_finis
     page.wait_for_function("(id) => window.__desk.state().activeTerminal === id", arg=running["id"])
     expect(job_tab).to_have_attribute("aria-selected", "true")
     assert_in_strip_view(page, running["id"])
-    job_tab.get_by_role("button", name=re.compile(r"^Hide ")).click()
+    hide(job_tab)
     expect(job_tab).to_have_count(0)
 
     # The menu by keyboard: Escape gives the keyboard back to the chip.

@@ -138,18 +138,15 @@ export class JobMenu {
     const command = document.createElement("span")
     command.className = "tab-jobs-command"
     command.textContent = jobCommand(info)
+    // No aria-label: the name is the visible text, "<command> <state>".
+    const shown = this.hasTab(info.id)
     const stateEl = document.createElement("span")
     stateEl.className = "tab-jobs-state"
-    stateEl.textContent = state
+    stateEl.textContent = shown ? `${state} · in a tab` : state
     item.append(icon, command, stateEl)
     item.dataset.status = status
-    const shown = this.hasTab(info.id)
     if (shown) item.dataset.shown = "true"
     item.title = jobCommand(info)
-    item.setAttribute(
-      "aria-label",
-      `${jobCommand(info)}, ${state}${shown ? ", shown as a tab" : ""}`,
-    )
     return item
   }
 

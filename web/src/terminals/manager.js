@@ -258,10 +258,9 @@ export class TerminalManager {
     // A running agent command is the agent's: closing its tab folds it back behind the chip,
     // and the command runs on (the jobs panel cancels it).
     if (tab.info.job && tab.running) {
+      const group = groupLabel(this.groupKey(id)) // before the tab goes
       this.fold(id)
-      this.notice(
-        `“${tab.title}” still runs: it is under Agent jobs in ${groupLabel(this.groupKey(id))}.`,
-      )
+      this.notice(`“${tab.title}” still runs: it is under Agent jobs in ${group}.`)
       return true
     }
     const busy = tab.busyWith
