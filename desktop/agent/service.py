@@ -189,6 +189,11 @@ class SessionService:
         def read(conn: sqlite3.Connection) -> Page:
             self._session_json(conn, session_id)
             rows, older, newer = q.messages_page(conn, session_id, limit, before, after)
+            # A prompt still waiting for delivery says so (a reloaded page can cancel it).
+            waiting = {row["id"] for row in q.inbox_pending(conn, session_id)}
+            for row in rows:
+                if row["type"] == "user" and row["id"] in waiting:
+                    row["queued"] = True
             return Page(rows, _cursor(older), _cursor(newer), log.last_seq(conn, session_id))
 
         return await self.store.read(read)

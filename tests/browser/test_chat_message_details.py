@@ -6,6 +6,7 @@ read in both themes."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -193,9 +194,14 @@ def test_cancel_removes_a_queued_prompt_before_the_model_gets_it(
     queued = page.locator(".msg-user[data-queued='true']")
     expect(queued).to_have_count(1)
     expect(queued.locator(".message-queued")).to_contain_text("Queued")
-    expect(other.locator(".msg-user")).to_have_count(2)
+    # The other window, reloaded, knows the prompt still waits (the server says so) and
+    # cancels it.
+    other.reload()
+    other.locator(f".session-item[data-id='{sid}'] .session-open").click()
+    waiting = other.locator(".msg-user[data-queued='true']")
+    expect(waiting).to_have_text(re.compile("^second, a mistake"))
 
-    queued.get_by_role("button", name="Cancel this queued prompt").click()
+    waiting.get_by_role("button", name="Cancel this queued prompt").click()
 
     expect(page.locator(".msg-user")).to_have_text(["first"])
     expect(other.locator(".msg-user")).to_have_text(["first"])  # the durable event, live

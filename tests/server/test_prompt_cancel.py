@@ -37,7 +37,10 @@ async def test_a_queued_prompt_cancelled_before_delivery_never_reaches_the_model
     await prompt(agent, auth, sid, "one")
     await until_event(agent, auth, sid, "session.step.streamed")
     two = await prompt(agent, auth, sid, "two")
-    await prompt(agent, auth, sid, "three")
+    three = await prompt(agent, auth, sid, "three")
+    # A page read says which prompts still wait for delivery.
+    waiting = {m["id"] for m in await messages(agent, auth, sid) if m.get("queued")}
+    assert waiting == {two, three}
 
     assert await cancel(agent, auth, sid, two) == (204, None)
 
@@ -49,8 +52,10 @@ async def test_a_queued_prompt_cancelled_before_delivery_never_reaches_the_model
     await until_event(agent, auth, sid, "session.step.ended", count=2)
     assert (await until_idle(agent, auth, sid))["status"] == "idle"
     assert users(fake.requests[1].body) == ["one", "three"]
-    shown = [m.get("text") or m["content"][0]["text"] for m in await messages(agent, auth, sid)]
+    listed = await messages(agent, auth, sid)
+    shown = [m.get("text") or m["content"][0]["text"] for m in listed]
     assert shown == ["one", "first answer", "three", "third answer"]
+    assert not any(m.get("queued") for m in listed)  # delivered: no longer waiting
     assert fake.invalid_count == 0
 
 

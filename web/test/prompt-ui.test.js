@@ -257,6 +257,20 @@ describe("cancelling a queued prompt", () => {
     expect(thread.queued.value.has("u2")).toBe(false)
   })
 
+  test("a page read's queued flag marks the prompt queued and stays out of the message", async () => {
+    const { thread } = await opened([
+      { id: "u1", type: "user", text: "first", time: { created: 1 } },
+      { id: "u2", type: "user", text: "waiting", time: { created: 2 }, queued: true },
+    ])
+    expect([...thread.queued.value]).toEqual(["u2"])
+    expect(thread.message("u2")).toEqual({
+      id: "u2",
+      type: "user",
+      text: "waiting",
+      time: { created: 2 },
+    })
+  })
+
   test("cancelPrompt sends DELETE to the prompt's route", async () => {
     const { store, calls } = storeWith({})
     await store.cancelPrompt(SID, "u/2")

@@ -220,7 +220,14 @@ export class Thread {
    */
   merge(rows, readSeq) {
     const added = []
-    for (const row of rows) {
+    for (let row of rows) {
+      if (row.queued) {
+        // A prompt the server still holds for delivery: shown queued (the flag is the
+        // read's, not the message's).
+        row = { ...row }
+        delete row.queued
+        if ((this.known.get(row.id) ?? -1) <= readSeq) this.markQueued(row.id)
+      }
       const current = this.messages.get(row.id)
       if (!current) {
         if ((this.known.get(row.id) ?? -1) > readSeq) continue // removed after this read
