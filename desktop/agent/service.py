@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from desktop.agent.compaction import CompactionFailed
 from desktop.agent.context import session_context
 from desktop.agent.permissions import mode_of
 from desktop.agent.title import DEFAULT_TITLE
@@ -149,8 +150,6 @@ class SessionService:
     async def compact(self, session_id: str) -> dict[str, object]:
         """Compact now (the person's "Compact now"): 409 while a turn runs, 422 when the
         history cannot be compacted; the session afterwards."""
-        from desktop.agent.compaction import CompactionFailed
-
         await self.get(session_id)
         try:
             done = await self.runner.compact_now(session_id)
