@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
+from tests.browser.test_accessibility import described, violations
 from tests.support.browser_chat import open_chat
 from tests.support.chat import MODEL, assistant, create_session, publish, user
 from tests.support.fake_provider import text_reply
@@ -194,6 +195,8 @@ def test_cancel_removes_a_queued_prompt_before_the_model_gets_it(
     queued = page.locator(".msg-user[data-queued='true']")
     expect(queued).to_have_count(1)
     expect(queued.locator(".message-queued")).to_contain_text("Queued")
+    found = violations(page)
+    assert not found, described({"queued prompt": found})
     # The other window, reloaded, knows the prompt still waits (the server says so) and
     # cancels it.
     other.reload()
@@ -345,3 +348,42 @@ def test_a_subagents_session_links_to_its_parent_and_shows_the_task_as_the_paren
     wait_until(
         lambda: page.evaluate("() => window.__desk.chat().active") == parent, what="back again"
     )
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_times_marks_tasks_and_copy_have_no_serious_accessibility_violations(
+    page: Page, service: Service, theme: str
+) -> None:
+    page.emulate_media(color_scheme=theme)  # type: ignore[arg-type]
+    parent = create_session(service, title="Parent work")
+    child = str(
+        service.request(
+            "POST", "/api/session", {"title": "helper", "directory": "/tmp", "parent_id": parent}
+        )["id"]
+    )
+    publish(
+        service,
+        child,
+        [
+            (
+                "session.prompted",
+                {"message_id": "t1", "text": "Do it.", "mode": "queue", "from_session": parent},
+            ),
+            *assistant("a1", "Done:\n\n```python\nx = 1\n```"),
+            ended("a1", {"input": 900, "output": 30}),
+            (
+                "session.message.content.updated",
+                {"message_id": "a1", "content": [{"type": "text", "text": "Done, edited."}]},
+            ),
+            *user("u2", "Thanks"),
+        ],
+    )
+    created = stored(service, child, "t1")["time"]["created"]
+    page.clock.set_fixed_time(datetime.fromtimestamp(created / 1000, UTC) + timedelta(days=2))
+    open_chat(page, service, child)
+    expect(page.locator(".day-separator")).to_have_count(1)
+    expect(page.locator(".message-edited")).to_have_count(1)
+    expect(page.locator(".msg-task")).to_have_count(1)
+    expect(page.locator(".copy-answer")).to_have_count(1)
+    found = violations(page)
+    assert not found, described({"message details": found})
