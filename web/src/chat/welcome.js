@@ -14,6 +14,6 @@ export function Welcome({ store }) {
     <button type="button" class="link-button chat-welcome-start" onClick=${newSession}>
       ${any ? "start a new chat session" : "Start a chat session"}
     </button>
-    (<kbd>Alt+N</kbd>).
+    <span class="chat-welcome-key">(<kbd>Alt+N</kbd>).</span>
   </p>`
 }
