@@ -74,7 +74,8 @@ def prompt_not_queued(message_id: str) -> SessionError:
     return SessionError(
         409,
         "session.prompt_delivered",
-        f"Prompt {message_id!r} was already sent to the model, so it can no longer be cancelled.",
+        "That prompt was already sent to the model, so it can no longer be cancelled "
+        f"({message_id}).",
     )
 
 
