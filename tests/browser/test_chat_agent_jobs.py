@@ -263,6 +263,17 @@ def test_the_active_tab_is_scrolled_into_view_and_each_plus_says_what_it_opens(
     page.wait_for_function("(id) => window.__desk.state().activeTerminal === id", arg=loose["id"])
     assert_in_strip_view(page, loose["id"])
 
+    # After a reload the tab in view is still the one scrolled to, once every tab is back.
+    page.reload()
+    page.wait_for_function(
+        "(n) => window.__desk && window.__desk.state().loaded"
+        " && window.__desk.terminals().length === n",
+        arg=len(ids) + 2,
+    )
+    page.wait_for_function("(id) => window.__desk.state().activeTerminal === id", arg=loose["id"])
+    assert_in_strip_view(page, loose["id"])
+    assert tab_in_strip(page, loose["id"])["scroll"] > 0
+
 
 @pytest.mark.parametrize("size", SIZES)
 def test_the_window_title_names_the_session_while_the_person_chats(

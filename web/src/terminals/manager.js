@@ -354,9 +354,11 @@ export class TerminalManager {
     if (this.openedJobs.delete(id)) saveOpenedJobs(this.openedJobs)
   }
 
-  /** After a terminal list: opened jobs no longer listed are forgotten. */
-  keepOpened(ids) {
-    for (const id of [...this.openedJobs]) if (!ids.has(id)) this.#forgetOpened(id)
+  /** After a terminal list asked for at journal clock `asked`: opened jobs it no longer lists
+   * are forgotten, unless opened since it was asked for. */
+  keepOpened(ids, asked) {
+    for (const id of [...this.openedJobs])
+      if (!ids.has(id) && (this.store.changedAt.get(id) ?? -1) <= asked) this.#forgetOpened(id)
   }
 
   /** Replaces an exited terminal with a new one running the same command in the same place
@@ -486,7 +488,7 @@ export class TerminalManager {
     const target = order[index + step]
     if (index < 0 || !target || this.groupKey(target) !== this.groupKey(active)) return
     this.move(active, target, step > 0)
-    this.#scrollToActive(true)
+    this.revealActive(true)
   }
 
   /** Shows the next (step 1) or previous (-1) group: its last active tab, else its first. */
@@ -566,7 +568,7 @@ export class TerminalManager {
       tab.tabEl.tabIndex = active ? 0 : -1
     }
     this.el.empty.hidden = this.tabs.size > 0 || !store.loaded.value
-    this.#scrollToActive(false)
+    this.revealActive(false)
     this.#renderTitle()
     if (store.loaded.value)
       saveKnownTerminals(store.order.value.map((id) => this.tabs.get(id)?.info).filter(Boolean))
@@ -579,7 +581,7 @@ export class TerminalManager {
   }
 
   /** Scrolls the strip to a newly active tab (or, `again`, to the active one after a move). */
-  #scrollToActive(again) {
+  revealActive(again = true) {
     const tab = this.activeTab()
     if (!tab || !tab.tabEl.isConnected || (!again && this.scrolledTo === tab.id)) return
     this.scrolledTo = tab.id

@@ -16,7 +16,7 @@ const SHARE_ACTIVE_MS = 250
 export class TerminalSync {
   /**
    * area: the TerminalManager (tabs, openedJobs, add, arrived, updated, exited, remove,
-   * keepOpened, activate, renderStrip, groupKey, notice);
+   * keepOpened, activate, revealActive, renderStrip, groupKey, notice);
    * store: its TerminalStore.
    */
   constructor({ connection, store, area }) {
@@ -76,7 +76,7 @@ export class TerminalSync {
       asked,
     })
     store.folded.value = folded
-    area.keepOpened(new Set(list.map((info) => info?.id)))
+    area.keepOpened(new Set(list.map((info) => info?.id)), asked)
     const plan = reconcile({
       list: shown,
       open: [...area.tabs.keys()],
@@ -103,6 +103,8 @@ export class TerminalSync {
     area.renderStrip()
     const active = store.activeId.value
     if (!active || !area.tabs.has(active)) area.activate(first?.id ?? null)
+    // Tabs added around the active one may have pushed it out of the strip's view.
+    else area.revealActive()
   }
 
   /** Tells the other windows which tab this one shows (after the user stays on it a moment). */
