@@ -17,8 +17,9 @@ run: setup
 
 test: setup-test lint typecheck jstest pytest
 
-# The quick loop while working: lint, types and every test that needs no browser, window,
-# bundle or soak, on two workers (`make test` runs them all).
+# The quick loop while working (under a minute): lint, types and every test that needs no
+# browser, window, bundle, soak or service restart (the `restart` marker: kill -9 or restart
+# scenarios of several seconds each), on three workers (`make test` runs them all).
 check: setup lint typecheck fast-tests
 
 # Rewrites what ruff can mend by itself (lint fixes, then formatting).
@@ -79,8 +80,12 @@ jstest: web/node_modules/.package-lock.json
 pytest: setup-test
 	$(BIN)/pytest -q --durations=10
 
+# Python may cache compiled modules even where PYTHONDONTWRITEBYTECODE is set: else every
+# worker, `desk serve` and PTY host the tests start compiles Desk's sources again. Three
+# workers on two cores: most tests spend their time waiting on the processes they start.
 fast-tests: setup
-	$(BIN)/pytest -q -n 2 -m "not browser and not desktop and not package and not soak"
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q -n 3 \
+		-m "not browser and not desktop and not package and not soak and not restart"
 
 # The one-folder bundle (dist/Desk/Desk) and the Debian package made from it
 # (dist/desk_<version>_<arch>.deb, scripts/build_deb.py).

@@ -10,6 +10,7 @@ from desktop.app import service
 from tests.support.desk import Desk, api_call, create_terminal
 
 
+@pytest.mark.restart
 def test_the_next_start_replaces_a_service_of_another_version_and_keeps_its_terminal(
     desk: Desk, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -18,6 +18,8 @@ from tests.support.host import stop_host
 from tests.support.runner import DEADLINE, configure
 from tests.support.wait import wait_for
 
+pytestmark = pytest.mark.restart
+
 
 @pytest.fixture
 async def fake(settings: Settings) -> AsyncIterator[FakeProvider]:

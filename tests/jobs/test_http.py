@@ -39,6 +39,7 @@ async def answered(served: Served, sid: str, text: str) -> list[dict[str, Any]] 
     return messages if text in texts(messages) else None
 
 
+@pytest.mark.restart
 async def test_a_background_command_outliving_a_kill_9_notifies_once_with_its_real_output(
     settings: Settings, fake: FakeProvider, tmp_path: Path
 ) -> None:
@@ -85,6 +86,7 @@ async def test_a_background_command_outliving_a_kill_9_notifies_once_with_its_re
         await stop_host(settings)
 
 
+@pytest.mark.restart
 async def test_a_background_command_killed_with_the_pty_host_is_reported_cancelled_once(
     settings: Settings, fake: FakeProvider, tmp_path: Path
 ) -> None:
@@ -341,6 +343,7 @@ async def test_a_foreground_command_moved_to_the_background_notifies_once_when_d
         await stop_host(settings)
 
 
+@pytest.mark.restart
 async def test_ended_jobs_stay_in_the_jobs_list_after_a_kill_9_of_the_service(
     settings: Settings, fake: FakeProvider, tmp_path: Path
 ) -> None:

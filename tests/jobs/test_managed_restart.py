@@ -18,6 +18,8 @@ from tests.support.desk import Desk, cleanup, desk_argv, make_desk
 from tests.support.fake_provider import Call, FakeProvider, text_reply, tool_call_reply
 from tests.support.wait import wait_for
 
+pytestmark = pytest.mark.restart
+
 DEADLINE = 60.0
 
 

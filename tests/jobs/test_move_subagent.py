@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from desktop.config import Settings
 from tests.support.fake_provider import Call, FakeProvider, Reply, text_reply, tool_call_reply
 from tests.support.host import stop_host
@@ -122,6 +124,7 @@ async def test_a_moved_foreground_subagent_keeps_running_and_its_answer_is_notic
         await stop_host(settings)
 
 
+@pytest.mark.restart
 async def test_a_moved_foreground_subagent_is_noticed_once_across_a_kill_9(
     settings: Settings, fake: FakeProvider, tmp_path: Path
 ) -> None:

@@ -26,6 +26,8 @@ from tests.support.runner import DEADLINE, configure
 from tests.support.serve_process import spawn_serve
 from tests.support.wait import wait_for
 
+pytestmark = pytest.mark.restart
+
 PROMPTS = 8
 
 

@@ -29,6 +29,8 @@ from tests.support.runner import DEADLINE, configure
 from tests.support.serve_process import spawn_serve
 from tests.support.wait import wait_for
 
+pytestmark = pytest.mark.restart
+
 
 def gated(go: Path) -> str:
     """A command that runs until the test creates `go`, then prints done-42: it outlives

@@ -45,6 +45,7 @@ def prompt(sid: str, i: int) -> dict[str, object]:
     }
 
 
+@pytest.mark.restart
 async def test_sse_resumes_across_a_service_restart_without_gap_or_duplicate(
     settings: Settings, tmp_path: Path
 ) -> None:

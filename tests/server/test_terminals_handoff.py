@@ -34,6 +34,7 @@ FLOOD = 20_000_000
 TYPED = b"typed-after-the-kill\r\n"
 
 
+@pytest.mark.restart
 async def test_a_tab_keeps_its_websocket_and_its_output_across_a_kill_9_of_the_service(
     settings: Settings, tmp_path: Path
 ) -> None:

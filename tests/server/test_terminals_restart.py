@@ -6,12 +6,15 @@ import re
 from pathlib import Path
 
 import aiohttp
+import pytest
 
 from desktop.config import Settings
 from desktop.ptyhost.hostfiles import read_host_registration
 from tests.support.host import stop_host
 from tests.support.service import Service, serve
 from tests.support.websocket import WsReader
+
+pytestmark = pytest.mark.restart
 
 
 def ticker(stop: Path) -> str:

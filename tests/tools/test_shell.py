@@ -175,11 +175,12 @@ SURVIVOR = textwrap.dedent(
 async def test_a_job_survives_a_kill_9_of_its_client_process_and_a_new_client_gets_its_output(
     jobs: ShellJobs, workspace: Path
 ) -> None:
+    go = workspace / "go"  # the command ends once the test has seen it outlive its client
     process = await asyncio.create_subprocess_exec(
         sys.executable,
         "-c",
         SURVIVOR,
-        "sleep 2; echo done-$((6*7))",
+        f"while [ ! -e {go} ]; do sleep 0.05; done; echo done-$((6*7))",
         str(workspace),
         stdout=asyncio.subprocess.PIPE,
         cwd=PROJECT,
@@ -191,6 +192,7 @@ async def test_a_job_survives_a_kill_9_of_its_client_process_and_a_new_client_ge
     assert await process.wait() == -signal.SIGKILL
     found = await jobs.find_job(SESSION, "call_1")
     assert found.status == "running"
+    go.touch()
     state = await asyncio.wait_for(jobs.wait_job(found.key), DEADLINE)
     assert (state.status, state.exit_code) == ("exited", 0)
     assert (await jobs.job_result(found.key)).output == "done-42\n"
