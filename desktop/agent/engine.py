@@ -56,6 +56,7 @@ class Engine:
         """Before the PTY host link closes: a waiting shell call is cancelled (left to the
         successor) rather than failing on a closed connection; runs are cancelled unsettled."""
         await self.runner.close()
+        await self.checkpoints.close()
         await self.background.close()
 
 
@@ -90,7 +91,9 @@ def build_engine(parts: EngineParts) -> Engine:
         cleanup_host=ShellJobs(parts.connect_running),
         retention=settings.job_retention_seconds,
     )
-    sessions = SessionService(bus, runner_later, on_deleted=(background.sessions_deleted,))
+    sessions = SessionService(
+        bus, runner_later, on_deleted=(background.sessions_deleted, checkpoints.sessions_deleted)
+    )
     shell = ShellTool(host, background.shell_backgrounded, background.shell_foreground)
     subagent = SubagentTool(
         bus.store,
@@ -107,6 +110,11 @@ def build_engine(parts: EngineParts) -> Engine:
         subagent.name: subagent,
         **parts.tools,
     }
+
+    async def settled(session_id: str) -> None:
+        await sessions.refresh_status(session_id)
+        await checkpoints.settled(session_id)
+
     interrupted: tuple[Callable[[str], Awaitable[object]], ...] = (background.interrupted,)
     runner = SessionRunner(
         bus,
@@ -117,7 +125,7 @@ def build_engine(parts: EngineParts) -> Engine:
         jobs=host,
         options=parts.options,
         checkpoints=checkpoints,
-        on_status=sessions.refresh_status,
+        on_status=settled,
         on_interrupt=interrupted,
     )
     return Engine(bus, permissions, host, checkpoints, background, sessions, runner)

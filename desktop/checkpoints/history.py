@@ -58,6 +58,25 @@ def turn_steps(messages: Sequence[Message], index: int) -> list[Step]:
     return out
 
 
+def kept_from(messages: Sequence[Message], turns: int) -> int:
+    """The index of the first message whose checkpoints are kept: the session's last
+    `turns` user messages and what follows them (0: all of them)."""
+    users = [i for i, m in enumerate(messages) if m.get("type") == "user"]
+    return users[-turns] if len(users) > turns else 0
+
+
+def kept_trees(messages: Sequence[Message], turns: int) -> set[str]:
+    """The trees of the steps from `kept_from` on (reverted ones too: their diffs stay)."""
+    found = (step_of(m) for m in messages[kept_from(messages, turns) :])
+    return {t for s in found if s is not None for t in (s.start, s.end)}
+
+
+def expired(messages: Sequence[Message], index: int, turns: int) -> bool:
+    """Whether a revert to the message at `index` needs a step retention has dropped."""
+    kept = kept_from(messages, turns)
+    return any(step_of(m) is not None and not m.get("reverted") for m in messages[index:kept])
+
+
 def file_spans(steps: Sequence[Step], paths_of: Mapping[Step, Sequence[str]]) -> dict[str, Step]:
     """Per file, the span from the first step that changed it to the last one: a Step
     whose `start` is the first's start and `end` the last's end."""

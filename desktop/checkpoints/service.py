@@ -8,6 +8,10 @@ are written, and the event that tells the conversation is published in one trans
 with the intent's removal. A successor that finds an intent at start-up writes the same
 files again (writing is idempotent) and publishes the event: a kill at any moment ends
 with the old files and messages, or the new ones.
+
+Housekeeping (`housekeeping.py`) runs after a turn settles, and after a deletion: a
+session keeps the checkpoints of its last `Retention.turns` turns; a revert to an older
+message, or its diff, is refused as `checkpoint.expired`.
 """
 
 from __future__ import annotations
@@ -21,9 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import desktop.checkpoints.history as history
+import desktop.checkpoints.housekeeping as housekeeping
 from desktop.checkpoints.diff import FileChange, changed, with_patches
 from desktop.checkpoints.git import GitError
 from desktop.checkpoints.history import Step
+from desktop.checkpoints.housekeeping import Housekeeper, Retention
 from desktop.checkpoints.revert import conflicts, write
 from desktop.checkpoints.shadow import ShadowRepo, ShadowRepos
 from desktop.checkpoints.snapshot import TooLarge, ignored, snapshot
@@ -83,12 +89,21 @@ class TurnTracker:
 
 
 class Checkpoints:
-    def __init__(self, bus: DurableBus, root: Path, private: Sequence[Path] = ()) -> None:
+    def __init__(
+        self,
+        bus: DurableBus,
+        root: Path,
+        private: Sequence[Path] = (),
+        retention: Retention | None = None,
+    ) -> None:
         """`root` holds the shadow repositories; `private` names Desk's own folders, never
-        snapshotted even inside a session directory."""
+        snapshotted even inside a session directory; `retention` defaults to
+        `housekeeping.RETENTION`."""
         self.bus = bus
         self.store = bus.store
         self.repos = ShadowRepos(root, private)
+        self.retention = retention or housekeeping.RETENTION
+        self.housekeeper = Housekeeper(self.store, self.repos, self.retention)
 
     # The runner's side ------------------------------------------------------------------
     def turn(self, session_id: str, directory: str) -> TurnTracker:
@@ -151,6 +166,21 @@ class Checkpoints:
             out["omitted"] = len(files) - MAX_LISTED
         return out
 
+    # Housekeeping -------------------------------------------------------------------------
+    async def settled(self, session_id: str) -> None:
+        """A turn's task started or ended: once the session is idle, its directory's
+        repository is tidied (at most once per `Retention.interval`)."""
+        found = await self.store.read(lambda c: q.get_session(c, session_id))
+        if found is not None and found["status"] != "busy":
+            self.housekeeper.request(str(found["directory"]))
+
+    async def sessions_deleted(self, tree: Sequence[str]) -> None:
+        """Deleted sessions: a repository no session uses any more is removed now."""
+        await self.housekeeper.sessions_deleted()
+
+    async def close(self) -> None:
+        await self.housekeeper.close()
+
     # Reads --------------------------------------------------------------------------------
     async def _session(self, session_id: str) -> _Session:
         def read(conn: sqlite3.Connection) -> _Session:
@@ -182,10 +212,14 @@ class Checkpoints:
     async def changes(self, session_id: str, message_id: str | None) -> list[dict[str, object]]:
         """The files the turn answering `message_id` changed (None: the whole session)."""
         s = await self._session(session_id)
+        turns = self.retention.turns
         if message_id is None:
-            steps = history.live_steps(s.messages)
+            steps = history.live_steps(s.messages, history.kept_from(s.messages, turns))
         else:
-            steps = history.turn_steps(s.messages, self._index(session_id, s, message_id))
+            index = self._index(session_id, s, message_id)
+            if index < history.kept_from(s.messages, turns):
+                raise _expired(turns)
+            steps = history.turn_steps(s.messages, index)
         if not steps:
             return []
         repo = self.repos.of(s.directory)
@@ -210,6 +244,8 @@ class Checkpoints:
             raise errors.message_not_user(message_id)
         if s.busy:
             raise errors.busy(session_id)
+        if history.expired(s.messages, index, self.retention.turns):
+            raise _expired(self.retention.turns)
         repo = self.repos.of(s.directory)
         with _unavailable(s.directory):
             return await self._revert(repo, s, index, message_id, force, preview)
@@ -304,8 +340,8 @@ class Checkpoints:
             raise
 
     async def recover(self) -> None:
-        """Finish the reverts and unreverts a killed process left half done (at start-up,
-        before any route serves)."""
+        """Finish the reverts and unreverts a killed process left half done, and remove the
+        repositories no session uses (at start-up, before any route serves)."""
         prefix = checkpoint_key("intent", "")
         found = await self.store.run(lambda: q.kv_prefix(self.store.connection(), prefix))
         for key, intent in found.items():
@@ -317,6 +353,7 @@ class Checkpoints:
                     await self._finish(repo, session_id, intent)
             except Exception:
                 _log.exception("the half-done %s of %s could not be finished", key, session_id)
+        await self.housekeeper.sweep()  # the repositories of sessions deleted before a kill
 
     # Fork -----------------------------------------------------------------------------------
     async def fork(self, session_id: str, message_id: str | None) -> str:
@@ -356,6 +393,14 @@ def _unavailable(directory: str) -> Iterator[None]:
         raise SessionError(
             409, "checkpoint.unavailable", f"The checkpoints of {directory!r} failed: {exc}"
         ) from exc
+
+
+def _expired(turns: int) -> SessionError:
+    return SessionError(
+        409,
+        "checkpoint.expired",
+        f"Checkpoints are kept for the last {turns} turns of a session: this one is older.",
+    )
 
 
 async def _current(repo: ShadowRepo) -> str:

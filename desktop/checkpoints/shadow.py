@@ -48,6 +48,10 @@ def repo_name(directory: str) -> str:
     return hashlib.sha256(directory.encode("utf-8", "surrogateescape")).hexdigest()[:24]
 
 
+def is_repo_name(name: str) -> bool:
+    return len(name) == 24 and all(c in "0123456789abcdef" for c in name)
+
+
 def _exclusions(directory: str, private: Sequence[Path]) -> str:
     """info/exclude lines for Desk's own folders inside the session directory."""
     lines = []
@@ -109,6 +113,10 @@ class ShadowRepo:
         exclude = _exclusions(self.directory, [self.git_dir, *self.private])
         await asyncio.to_thread(_write, self.git_dir / "info" / "exclude", exclude)
         self._ready = True
+
+    def forget(self) -> None:
+        """The repository was removed: the next use creates it afresh."""
+        self._ready = False
 
 
 def _unlink(path: Path) -> None:
