@@ -66,7 +66,7 @@ def test_a_tab_closed_while_a_list_loads_is_not_brought_back(page: Page, service
     held = hold_terminal_lists(page)
     page.evaluate("() => { window.__desk.resync() }")
     wait_held(page, held)
-    page.get_by_role("button", name="Close closed").click()
+    page.locator(f'.tab[data-id="{closed}"] .tab-close').click()
     expect(page.get_by_role("tab")).to_have_count(1)
     # Not even for a moment: a tab brought back would attach, find nothing and go again.
     page.evaluate(
