@@ -328,8 +328,11 @@ def test_a_subagents_session_links_to_its_parent_and_shows_the_task_as_the_paren
         ],
     )
     open_chat(page, service, child)
-    back = page.locator(".chat-header .chat-parent")
+    back = page.locator(".chat-header + .chat-parent")
     expect(back).to_have_text("Helper of Refactor the parser")
+    line = back.bounding_box()
+    assert line is not None
+    assert line["height"] < 24, line  # one line, whatever the header holds
     card = page.locator(".msg-task[data-id='t1']")
     expect(card.locator(".task-from")).to_have_text("Task from Refactor the parser")
     expect(card.locator(".plain")).to_have_text(task)

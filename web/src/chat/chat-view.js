@@ -270,7 +270,6 @@ export function ChatView({ store }) {
       <div class="chat-heading">
         <h2 class="chat-title">${session.title || "Untitled"}</h2>
         <div class="chat-folder" title=${session.directory}><bdi>${session.directory}</bdi></div>
-        <${ParentLink} session=${session} store=${store} />
       </div>
       <${InstructionFiles} session=${session} />
       <${SessionChanges} key=${session.id} thread=${thread} />
@@ -288,6 +287,7 @@ export function ChatView({ store }) {
         ×
       </button>
     </header>
+    <${ParentLink} session=${session} store=${store} />
     <${JobsPanel} session=${session} />
     <${RetryBanner} thread=${thread} store=${store} />
     <${MessageList} key=${session.id} store=${store} thread=${thread} busy=${busy} />

@@ -22,7 +22,7 @@ function OpenSession({ store, id, children, className }) {
   </button>`
 }
 
-/** Under a child session's title: "Helper of <parent>", opening the parent. */
+/** Under a child session's header: "Helper of <parent>", opening the parent. */
 export function ParentLink({ session, store }) {
   const parent = session.parent_id
   if (!parent) return null
