@@ -21,8 +21,8 @@ from desktop.checkpoints.git import run_git
 from desktop.config import ensure_private_dir
 
 # Settings of every shadow repository: bytes as they are (no line-ending or path quoting
-# rewrites), modes and symlinks recorded, no automatic gc (snapshots are trees that no ref
-# holds: gc would prune them), git's untracked cache for fast scans of large trees.
+# rewrites), modes and symlinks recorded, no automatic gc (housekeeping repacks, once it
+# has hung the kept snapshots under a ref), git's untracked cache for fast scans.
 _CONFIG = (
     ("core.autocrlf", "false"),
     ("core.safecrlf", "false"),
