@@ -390,3 +390,27 @@ def test_times_marks_tasks_and_copy_have_no_serious_accessibility_violations(
     expect(page.locator(".copy-answer")).to_have_count(1)
     found = violations(page)
     assert not found, described({"message details": found})
+
+
+@pytest.mark.parametrize("size", [(900, 600), (880, 600)])
+def test_in_a_small_window_times_and_copy_answer_stay_on_one_line_beside_the_actions(
+    page: Page, service: Service, size: tuple[int, int]
+) -> None:
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    sid = create_session(service)
+    publish(service, sid, user("u1", "A question") + assistant("a1", "An answer."))
+    open_chat(page, service, sid)
+    stamp = page.locator(".message-stamp[data-for='u1']")
+    copy = page.get_by_role("button", name="Copy answer")
+    expect(stamp).to_be_in_viewport()
+    expect(copy).to_be_in_viewport()
+    for element in (stamp, copy, page.locator(".msg-assistant .message-meta time")):
+        box = element.bounding_box()
+        assert box is not None
+        assert box["height"] < 20, box  # never wrapped
+    # The time sits on the line of the message's actions, not on a line of its own.
+    actions = page.locator(".message-actions[data-for='u1']").bounding_box()
+    line = stamp.bounding_box()
+    assert actions is not None
+    assert line is not None
+    assert abs((actions["y"] + actions["height"] / 2) - (line["y"] + line["height"] / 2)) < 6
