@@ -222,7 +222,7 @@ def test_the_active_tab_is_scrolled_into_view_and_each_plus_says_what_it_opens(
 
     plain, in_session = plus_buttons(page)
     expect(plain).to_have_attribute(
-        "title", "New terminal, in no session (in the service's folder)"
+        "title", "New terminal, in no session (opens in your home folder)"
     )
     expect(in_session).to_have_attribute(
         "title", f"New terminal in Payments API, opened in the session's folder {folder}"

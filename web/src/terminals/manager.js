@@ -560,7 +560,7 @@ export class TerminalManager {
       grouped ? "New terminal, in no session" : "New terminal",
     )
     this.el.newTab.title = grouped
-      ? "New terminal, in no session (in the service's folder)"
+      ? "New terminal, in no session (opens in your home folder)"
       : "New terminal (Ctrl+Shift+T)"
     for (const tab of this.tabs.values()) {
       const active = tab.id === store.activeId.value
