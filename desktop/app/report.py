@@ -89,6 +89,12 @@ def _pty_host(result: Result) -> list[str]:
         ]
     if host.get("error"):
         return [f"Could not stop the PTY host: {host['error']}."]
+    if host.get("stopped") and host.get("protocol") is not None:
+        return [
+            f"Stopped the PTY host of protocol version {host['protocol']} that another Desk "
+            "version left running; it saved its terminals, and the next start brings back "
+            "the ones this version can read."
+        ]
     if host.get("stopped"):
         saved = host.get("saved")
         count = saved if isinstance(saved, int) else 0

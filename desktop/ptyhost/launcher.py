@@ -1,8 +1,10 @@
 """Starting and stopping the PTY host daemon (the service's side; the shell's for quitting).
 
 `ensure_host` connects to the registered host, or starts `desk pty-host` detached (its own
-session: it outlives the service) and waits until it has registered. `stop_host` asks it to
-save its terminals (or not) and exit, and waits until the process is gone.
+session: it outlives the service) and waits until it has registered; a live host of another
+protocol version (left running by an earlier Desk) is refused at once, in a sentence naming
+both versions. `stop_host` asks it to save its terminals (or not) and exit, and waits until
+the process is gone; a host of another version is asked by SIGTERM (its save-and-exit).
 """
 
 from __future__ import annotations
@@ -10,20 +12,43 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import signal
 import subprocess
 import time
 from collections.abc import Sequence
 
 from desktop.config import Settings, desk_command, without_desk_settings
 from desktop.eventloop import EVENT_LOOP_ENV
+from desktop.process.liveness import is_alive
 from desktop.process.logfile import log_size, log_tail, open_log
+from desktop.process.registration import HostRegistration
 from desktop.ptyhost.client import PtyHostClient
-from desktop.ptyhost.hostfiles import log_path, write_host_settings
-from desktop.ptyhost.protocol import PtyHostError, PtyHostUnavailable
+from desktop.ptyhost.hostfiles import log_path, read_host_registration, write_host_settings
+from desktop.ptyhost.protocol import PROTOCOL_VERSION, PtyHostError, PtyHostUnavailable
 
 log = logging.getLogger("desk.ptyhost.launcher")
 
 START_TIMEOUT = 15.0
+STOP_TIMEOUT = 15.0  # a host of another version saving its terminals after SIGTERM
+
+
+def other_version(settings: Settings) -> HostRegistration | None:
+    """The registered host when it is alive and speaks another protocol version."""
+    found = read_host_registration(settings)
+    if found is None or found.protocol == PROTOCOL_VERSION or not is_alive(found.pid):
+        return None
+    return found
+
+
+def version_mismatch(old: HostRegistration) -> PtyHostUnavailable:
+    return PtyHostUnavailable(
+        f"The PTY host still running (pid {old.pid}) speaks protocol version {old.protocol}, "
+        f"and this Desk speaks version {PROTOCOL_VERSION}: it was left running by another "
+        "Desk version, and no terminal can start until it exits. Its terminals keep running "
+        "there. Run `desk service stop --all` to have it save its terminals and exit; the "
+        "next terminal then starts a host of this version, which brings back the saved "
+        "terminals it can read as new shells."
+    )
 
 
 async def ensure_host(
@@ -36,6 +61,9 @@ async def ensure_host(
     client = await PtyHostClient.connect(settings)
     if client is not None:
         return client
+    old = await asyncio.to_thread(other_version, settings)
+    if old is not None:
+        raise version_mismatch(old)
     process, log_offset = await start_daemon(settings, command)
     deadline = time.monotonic() + start_within
     while time.monotonic() < deadline:
@@ -48,6 +76,10 @@ async def ensure_host(
             raise PtyHostUnavailable(
                 f"The PTY host exited with status {process.returncode}: {tail or '(no log)'}"
             )
+        if process.returncode == 0:  # it yielded to a registered host: one we can use?
+            old = await asyncio.to_thread(other_version, settings)
+            if old is not None:
+                raise version_mismatch(old)
         await asyncio.sleep(0.02)
     raise PtyHostUnavailable(f"The PTY host did not start within {start_within:.0f} s.")
 
@@ -96,13 +128,34 @@ async def stop_host(settings: Settings, *, save: bool = True) -> dict[str, objec
     Returns {"stopped": bool, "saved": n}; waits until the host process is gone."""
     client = await PtyHostClient.connect(settings)
     if client is None:
-        return {"stopped": False, "saved": 0}
+        old = await asyncio.to_thread(other_version, settings)
+        return {"stopped": False, "saved": 0} if old is None else await _stop_other(old, save)
     try:
         result = await client.shutdown(save=save)
     except PtyHostError as exc:
         await client.close()
         return {"stopped": False, "saved": 0, "error": exc.message}
     return {"stopped": True, "saved": result.get("saved", 0)}
+
+
+async def _stop_other(old: HostRegistration, save: bool) -> dict[str, object]:
+    """A host of another protocol version cannot be asked over the wire: SIGTERM is its
+    save-and-exit (SIGKILL when the terminals are not to be saved)."""
+    try:
+        os.kill(old.pid, signal.SIGTERM if save else signal.SIGKILL)
+    except ProcessLookupError:
+        return {"stopped": True, "saved": None, "protocol": old.protocol}
+    deadline = time.monotonic() + STOP_TIMEOUT
+    while await asyncio.to_thread(is_alive, old.pid):
+        if time.monotonic() > deadline:
+            return {
+                "stopped": False,
+                "saved": 0,
+                "error": f"the PTY host of protocol version {old.protocol} (pid {old.pid}) "
+                f"did not exit within {STOP_TIMEOUT:.0f} s of SIGTERM",
+            }
+        await asyncio.sleep(0.05)
+    return {"stopped": True, "saved": None, "protocol": old.protocol}
 
 
 def shutdown_pty_host(settings: Settings, *, save: bool = True) -> dict[str, object]:

@@ -11,6 +11,7 @@ import subprocess
 
 from desktop.process.liveness import is_alive, wait_for_exit
 from tests.support.desk import Desk, api_call, create_terminal
+from tests.support.other_version_host import OLD, start_old_host
 from tests.support.wait import wait_until
 
 
@@ -84,3 +85,15 @@ def test_stop_all_leaves_a_foreground_serve_and_its_pty_host_and_says_why(
     assert "Saved 1 terminal and stopped the PTY host" in finished.stdout
     assert wait_for_exit(host, 15.0)
     wait_until(lambda: not os.path.exists(desk.runtime_dir / "pty-host.json"), timeout=10)
+
+
+def test_stop_all_stops_a_pty_host_of_another_protocol_version_and_says_so(desk: Desk) -> None:
+    old = start_old_host(desk.settings)
+    try:
+        finished = desk.run("service", "stop", "--all")
+        assert finished.returncode == 0, finished.stderr
+        assert f"Stopped the PTY host of protocol version {OLD}" in finished.stdout
+        assert wait_for_exit(old, 15.0)
+    finally:
+        if is_alive(old):
+            os.kill(old, signal.SIGKILL)
