@@ -316,6 +316,9 @@ async def bench_accounting(tokens: int, runs: int) -> None:
         async def no_list(_: Any) -> int | None:
             return None
 
+        async def never_summarise(_: list[dict[str, Any]]) -> str:
+            raise AssertionError("the window is four times the history: nothing is compacted")
+
         fitter = Fitter(bus, Windows(bus.store, no_list), Accounting(), Compactor(bus))
         await bus.publish(draft(SID, "session.context.window", {"window": tokens * 4}))
         plain: list[float] = []
@@ -325,7 +328,9 @@ async def bench_accounting(tokens: int, runs: int) -> None:
             client.build(lower_messages(messages, LoweringOptions(system=system)), tools=tools)
             plain.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            prepared = await fitter.prepare(SID, profile, client, messages, [], system, tools)
+            prepared = await fitter.prepare(
+                SID, profile, never_summarise, messages, [], system, tools
+            )
             client.build(lower_messages(prepared.view, LoweringOptions(system=system)), tools=tools)
             fitted.append(time.perf_counter() - t0)
         await bus.stop()
