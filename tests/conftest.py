@@ -5,6 +5,7 @@ bundle build early (tests/support/bundle.py)."""
 from __future__ import annotations
 
 import gzip
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -35,6 +36,23 @@ FIXTURE_MARKERS = {**dict.fromkeys(BROWSER_FIXTURES, "browser"), "xvfb": "deskto
 # The session's background bundle build (tests/support/bundle.py), when package tests run.
 BUNDLE_WANTED = pytest.StashKey[bool]()
 BUNDLE_BUILD = pytest.StashKey[BundleBuild]()
+
+
+# Every process a test starts (desk serve, the PTY host, the shells in its terminals, git) gets a
+# home of its own: the machine's rc files are not the tests' business, and a slow or stuck one
+# (pyenv's rehash lock, left behind by a shell killed mid-start, stalls every bash for 60 s)
+# would pass for a Desk bug. xdist workers inherit the controller's.
+TEST_HOME = "DESK_TEST_HOME"
+GITCONFIG = "[user]\n\tname = Desk tests\n\temail = tests@desk.invalid\n"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if TEST_HOME in os.environ:
+        return
+    home = tempfile.mkdtemp(prefix="desk-home-")
+    Path(home, ".gitconfig").write_text(GITCONFIG)
+    os.environ[TEST_HOME] = os.environ["HOME"] = home
+    config.add_cleanup(lambda: shutil.rmtree(home, ignore_errors=True))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -9,6 +9,7 @@ The dependencies' wheels (and pip's, for pipx's shared venv) are kept in a wheel
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -27,7 +28,8 @@ pytestmark = [
     pytest.mark.timeout(600),
 ]
 
-CACHE = Path.home() / ".cache" / "desk-tests"
+# The wheelhouse outlives the run (and its private $HOME): in the account's real home.
+CACHE = Path(pwd.getpwuid(os.getuid()).pw_dir) / ".cache" / "desk-tests"
 WHEELHOUSE = CACHE / "wheelhouse"
 PIPX_TOOLS = ("pip", "setuptools", "wheel")  # what pipx puts in its shared venv
 SOURCES = ("desktop", "native", "setup.py", "pyproject.toml", "README.md", "MANIFEST.in")
