@@ -1,9 +1,7 @@
 """axe-core in Chromium, in both themes: no serious or critical violation on the chat (a session
 with a finished answer holding text, code and tool cards), the new-session dialog, the provider
 settings dialog, the session's model settings, the keyboard help and the terminal strip with
-tabs. axe comes from web/node_modules (a devDependency) and is evaluated into the page over the
-DevTools protocol, which the page's Content-Security-Policy does not govern: the page keeps its
-real policy, Trusted Types included, while it is checked."""
+tabs (tests/support/axe.py: the page keeps its real policy, Trusted Types included)."""
 
 from __future__ import annotations
 
@@ -12,31 +10,13 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.support.axe import described, violations
 from tests.support.browser_chat import open_chat
 from tests.support.browser_terminals import create_shell
 from tests.support.chat import MODEL, create_session, publish
-from tests.support.service import WEB, Service
+from tests.support.service import Service
 
 pytestmark = pytest.mark.browser
-
-AXE = WEB / "node_modules" / "axe-core" / "axe.min.js"
-
-# The serious and critical violations axe finds in the document, each with a few of its nodes.
-RUN_AXE = """async () => {
-    const result = await window.axe.run(document, { resultTypes: ['violations'] })
-    return result.violations
-        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-        .map((v) => ({
-            id: v.id,
-            impact: v.impact,
-            help: v.help,
-            nodes: v.nodes.slice(0, 6).map((n) => ({
-                target: n.target.join(' '),
-                html: n.html.slice(0, 160),
-                why: n.failureSummary,
-            })),
-        }))
-}"""
 
 
 def tool(mid: str, cid: str, name: str, args: dict[str, Any], content: str) -> list[Any]:
@@ -66,27 +46,10 @@ def finished_answer() -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-def violations(page: Page) -> list[dict[str, Any]]:
-    if not page.evaluate("() => typeof window.axe === 'object'"):
-        page.evaluate(AXE.read_text() + "\n;0")
-    found: list[dict[str, Any]] = page.evaluate(RUN_AXE)
-    return found
-
-
-def described(found: dict[str, list[dict[str, Any]]]) -> str:
-    lines = []
-    for scene, items in found.items():
-        for v in items:
-            lines.append(f"{scene}: {v['impact']} {v['id']} ({v['help']})")
-            lines += [f"    {n['target']}: {n['html']}\n      {n['why']}" for n in v["nodes"]]
-    return "\n".join(lines)
-
-
 @pytest.mark.parametrize("theme", ["light", "dark"])
 def test_the_chat_the_dialogs_and_the_terminal_strip_have_no_serious_violations(
     page: Page, service: Service, theme: str
 ) -> None:
-    assert AXE.is_file(), "axe-core missing: run npm ci in web/"
     page.emulate_media(color_scheme=theme)  # type: ignore[arg-type]
     sid = create_session(service, "Parser fix")
     publish(service, sid, finished_answer())

@@ -15,18 +15,18 @@ from typing import Any
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
+from tests.support.axe import violations
 from tests.support.browser_agent import job_row, shell_call
 from tests.support.browser_chat import open_chat
 from tests.support.browser_terminals import create_shell, wait_attached
 from tests.support.chat import create_session
 from tests.support.fake_provider import text_reply, tool_call_reply
 from tests.support.fake_provider_thread import ThreadedFakeProvider
-from tests.support.service import WEB, Service
+from tests.support.service import Service
 from tests.support.wait import wait_until
 
 pytestmark = pytest.mark.browser
 
-AXE = WEB / "node_modules" / "axe-core" / "axe.min.js"
 SIZES = [pytest.param((1280, 800), id="1280x800"), pytest.param((880, 600), id="880x600")]
 
 
@@ -52,22 +52,6 @@ def assert_in_strip_view(page: Page, pty_id: str) -> None:
     box = tab_in_strip(page, pty_id)
     assert box["left"] >= box["stripLeft"] - 0.5, box
     assert box["right"] <= box["stripRight"] + 0.5, box
-
-
-def serious_violations(page: Page, parts: list[str]) -> list[dict[str, Any]]:
-    """axe-core's serious and critical violations within `parts` (CSS selectors) of the page."""
-    if not page.evaluate("() => typeof window.axe === 'object'"):
-        page.evaluate(AXE.read_text() + "\n;0")
-    return page.evaluate(  # type: ignore[no-any-return]
-        """async (parts) => {
-            const context = { include: parts.map((part) => [part]) }
-            const result = await window.axe.run(context, { resultTypes: ['violations'] })
-            return result.violations
-                .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-                .map((v) => ({ id: v.id, nodes: v.nodes.map((n) => n.target.join(' ')) }))
-        }""",
-        parts,
-    )
 
 
 def hide(job_tab: Locator) -> None:
@@ -135,7 +119,7 @@ def test_agent_commands_sit_behind_one_chip_that_opens_them_and_closes_the_finis
             return document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2) === el
         }"""
     )
-    assert serious_violations(page, [".tab-jobs", ".tab-jobs-menu"]) == []
+    assert violations(page, [".tab-jobs", ".tab-jobs-menu"]) == []
     box = menu.bounding_box()
     assert box is not None
     assert box["x"] >= 0

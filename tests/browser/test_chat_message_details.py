@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect
 
-from tests.browser.test_accessibility import described, violations
+from tests.support.axe import described, violations
 from tests.support.browser_chat import open_chat
 from tests.support.chat import MODEL, assistant, create_session, publish, user
 from tests.support.fake_provider import text_reply
