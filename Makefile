@@ -19,8 +19,10 @@ test: setup-test lint typecheck jstest pytest
 
 # The quick loop while working (under a minute): lint, types and every test that needs no
 # browser, window, bundle, soak or service restart (the `restart` marker: kill -9 or restart
-# scenarios of several seconds each), on three workers (`make test` runs them all).
-check: setup lint typecheck fast-tests
+# scenarios of several seconds each), on three workers (`make test` runs them all). The three
+# run side by side, each one's output printed whole when it ends.
+check: setup
+	@$(MAKE) --no-print-directory -j3 --output-sync=target lint typecheck fast-tests
 
 # Rewrites what ruff can mend by itself (lint fixes, then formatting).
 fix: $(STAMPS)/venv
