@@ -1,9 +1,5 @@
-"""Printable-ASCII scans over output bytes, in C when the extension is built.
-
-The PTY host's screen model looks for long runs of printable text in every output byte it
-queues (to drop what scrolled away unparsed); a `re` character class costs about 2 ns a byte
-there, the largest single cost of a flood in the host, while desk_pty.c checks 8 bytes per
-step. The `re` versions stay as the fallback and as the reference the tests compare with.
+"""Printable-ASCII scans over output bytes for the PTY host's screen model, in C when the
+extension is built, with `re` versions as the fallback and the tests' reference.
 """
 
 from __future__ import annotations

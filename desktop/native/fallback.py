@@ -1,10 +1,5 @@
-"""PTY backend over ptyprocess, for when the native extension is not built.
-
-ptyprocess forks a Python child, looks programs up in the parent's PATH and, when its
-handle is garbage collected, hangs up the child. This module adapts it to the native
-contract: lookup in env["PATH"], cwd checked before forking, errors mapped to the same
-exceptions (with the failed child reaped), signals reset in the child, and a handle whose
-close() only closes the master fd.
+"""PTY backend over ptyprocess, for when the native extension is not built, adapted to the
+native module's contract.
 """
 
 from __future__ import annotations

@@ -1,11 +1,5 @@
-"""One client attached to a terminal: replay, live output with ack-based flow control, roles.
-
-An attachment never copies output into a queue of its own: it remembers the ring offset of
-the next byte to send and pulls from the terminal's ring while its window allows. A stalled
-observer therefore costs nothing until the ring overwrites what it has not seen; then it is
-resynchronised with a checkpoint once it catches up with its acknowledgements. A stalled
-controller makes the terminal stop reading its PTY (see Terminal.check_controller_pressure),
-so it never loses a byte.
+"""One client attached to a terminal: replay, live output pulled from the terminal's ring under
+ack-based flow control, and roles.
 """
 
 from __future__ import annotations

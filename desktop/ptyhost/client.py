@@ -1,10 +1,7 @@
-"""The service's control connection to the PTY host: requests, their answers, host events.
-
-client = await ensure_host(settings)   # desktop.ptyhost.launcher: connect, or start it first
-info = await client.create({"command": "bash", "size": {"cols": 80, "rows": 24}})
-
-Attachments do not go through here: a browser's WebSocket is handed to the host
-(handoff_client.py)."""
+"""The service's control connection to the PTY host (got through `launcher.ensure_host`):
+requests, their answers, host events. Attachments do not go through here: a browser's
+WebSocket is handed to the host (handoff_client.py).
+"""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""Where the PTY host's files are, and whether the registered host is one we can use.
-
-Runtime directory: `pty-host/host.sock` and `pty-host/handoff.sock` (in a 0700 directory),
-`pty-host.json` (the registration, 0600), `pty-host.lock` (held by the one running host),
-`pty-host.log` (its stdout and stderr) and `pty-host-settings.json` (0600: the host's
-settings, never given through its environment, so that its children cannot inherit them).
-Only one PTY host runs per runtime directory: it holds the lock for its whole life, and
-writes the registration only once its socket is listening.
+"""Where the PTY host's files are (sockets, registration, lock, log, settings), and whether the
+registered host is one we can use.
 """
 
 from __future__ import annotations

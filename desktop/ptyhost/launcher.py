@@ -1,10 +1,5 @@
-"""Starting and stopping the PTY host daemon (the service's side; the shell's for quitting).
-
-`ensure_host` connects to the registered host, or starts `desk pty-host` detached (its own
-session: it outlives the service) and waits until it has registered; a live host of another
-protocol version (left running by an earlier Desk) is refused at once, in a sentence naming
-both versions. `stop_host` asks it to save its terminals (or not) and exit, and waits until
-the process is gone; a host of another version is asked by SIGTERM (its save-and-exit).
+"""Starting and stopping the PTY host daemon: `ensure_host` and `stop_host` for the service,
+`shutdown_pty_host` for the app when it quits.
 """
 
 from __future__ import annotations

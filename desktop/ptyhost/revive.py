@@ -1,12 +1,5 @@
 """Saving terminals when the app quits and bringing them back on the next start: the policy
 (what comes back as what) and the file format.
-
-Each terminal is one JSON file (0600, written atomically) in the data dir's `terminals/`
-directory (0700). A shell comes back as a new shell in the same cwd with the old screen shown
-above a "restored" marker; any other program comes back as an exited terminal showing its
-last screen. Terminals that are not `revivable` (the agent's jobs) are not saved: they end
-with the host, and the next host does not know them. A file that cannot be read is skipped
-with a warning (and set aside as `.corrupt`), never fatal.
 """
 
 from __future__ import annotations

@@ -1,11 +1,5 @@
-"""One terminal in the PTY host: its process, output ring, screen model and attachments.
-
-Output path (hot): the master fd is watched with loop.add_reader; each wake-up reads as much
-as is available (up to a budget) into the host's preallocated buffer, appends it to the ring,
-lets every attachment send what it may, and feeds the screen model (which only queues the
-bytes; parsing runs in a worker thread when needed). Reading stops (back-pressure, never
-dropping a byte) while a controller is too far behind, while the screen model has too much
-unparsed output, or while a checkpoint is being taken.
+"""One terminal in the PTY host: its process, output ring, screen model and attachments, and the
+output path between them.
 """
 
 from __future__ import annotations

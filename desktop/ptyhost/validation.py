@@ -1,9 +1,5 @@
-"""The rules for what a client may ask of the PTY host, written once for both sides.
-
-The PTY host checks every request with these parsers; the service (desktop.server) imports
-the same ones to answer a bad WebSocket query before it hands the connection over.
-Every refusal is a PtyHostError of type `request.invalid` (status 400) whose message names
-the bad field. This module imports nothing heavier than the protocol's error type.
+"""The rules for what a client may ask of the PTY host, written once for both sides: the
+limits, and the parsers of requests and client messages.
 """
 
 from __future__ import annotations

@@ -1,13 +1,4 @@
-"""A browser's WebSocket, handed to the PTY host by the service, as an attachment's sink.
-
-Frames from the client are parsed by the sans-I/O protocol of `websockets` (masking,
-fragments, ping/pong, the 1 MiB message limit and its close codes: 1009 too big, 1007 bad
-UTF-8, 1002 protocol errors); text is decoded strictly and parsed by
-validation.parse_client_text. Frames to the client are built by wsframe.py, one socket write
-each. The attachment stops sending when the client's unacknowledged bytes reach its window
-or the socket's send buffer passes its high-water mark (pause_writing), and input stops
-being read while the PTY lags.
-"""
+"""A browser's WebSocket, handed to the PTY host by the service, as an attachment's sink."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""The server half of RFC 6455 the PTY host writes itself: the 101 response and data frames.
-
-Parsing what a browser sends (masking, fragments, control frames, UTF-8, size limits, close
-codes) is left to the sans-I/O protocol of the `websockets` package (see websocket.py).
-Writing is done here because it is the hot path: an output frame is built in one buffer
-whose header is written in front of the terminal's bytes, so each frame costs one copy out
-of the ring and one socket write, and nothing per byte (server frames are never masked).
+"""The server half of RFC 6455 the PTY host writes itself: the 101 response and data frames,
+each built in one buffer.
 """
 
 from __future__ import annotations

@@ -1,16 +1,4 @@
-"""Checkpoints: bytes that rebuild a TerminalScreen on an empty terminal of the same size.
-
-The sequence: RIS; reverse-screen mode if set (it changes what a blank cell is); the main
-screen, row by row, each row positioned with CUP (never relying on auto-wrap) and drawn
-with minimal SGR changes; the saved cursor; if the alternate screen is shown, ESC[?1049h
-(or ?47h when the main screen has no saved cursor) and its rows and saved cursor; the
-title; tab stops, scroll region, modes and keypad mode; the cursor (redrawing the last
-cell when it waits in the pending-wrap position); insert mode; the current SGR.
-
-pyte can hold states no single draw produces (a placeholder cell without its wide
-character, left by ICH/DCH or by overwriting half of a wide character); they are rebuilt
-with a wide character drawn one cell to the left and shifted into place with DCH.
-"""
+"""Checkpoints: bytes that rebuild a TerminalScreen on an empty terminal of the same size."""
 
 from __future__ import annotations
 

@@ -1,11 +1,5 @@
-"""Faster drawing and parsing with exactly TerminalScreen's and TerminalStream's results.
-
-FastScreen draws runs of printable ASCII row by row (cells come from a per-attributes cache
-and are stored with one dict update per row) and scrolls with C-level dict operations.
-FastStream recognises complete control sequences with one regex match and dispatches them
-directly, and dispatches C0 controls without going through pyte's per-character parser,
-which still handles everything unusual (C1 introducers, sequences cut by the end of a read,
-odd bytes inside sequences). The tests compare both against the reference classes.
+"""Faster drawing and parsing (`FastScreen`, `FastStream`) with exactly TerminalScreen's and
+TerminalStream's results.
 """
 
 from __future__ import annotations

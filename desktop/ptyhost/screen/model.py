@@ -1,16 +1,5 @@
-"""The screen model of a terminal: cheap to feed, exact when asked for a checkpoint.
-
-The PTY host's reader calls `feed` for every chunk of output. Feeding only queues bytes
-(C-speed work: append, regex scans, slicing); parsing them with pyte happens in
-`catch_up`, which the host runs in a worker thread when the terminal is quiet, when too
-much is queued (`pending_bytes`; the host stops reading the PTY meanwhile, so no byte is
-ever dropped) and before a checkpoint. Queued output that cannot change the final screen is
-dropped on the way (see skip.py), so floods of plain or coloured lines, and of long lines
-without line feeds, never reach the parser. What is dropped or parsed is freed as it goes:
-a segment's buffer is at most about twice what it still queues.
-
-Threads: `_lock` guards the queue and is held only briefly (feed never waits for a parse);
-`_parse_lock` serialises everything that touches the pyte screen.
+"""The screen model of a terminal: cheap to feed (output is only queued), exact when asked for a
+checkpoint (the queue is parsed in a worker thread first).
 """
 
 from __future__ import annotations
