@@ -1,13 +1,5 @@
-"""JSON on the hot paths: orjson where it can, the standard library where it cannot.
-
-Every streamed token crosses two JSON steps in the service: the provider's chunk is parsed
-and the page's delta event is encoded. With the standard library those two cost about as
-much as everything else a delta does (measured in bench/runner.py's profile: ~9 µs to
-parse a 200-byte chunk, ~10 µs to encode a delta event; orjson ~3 µs and ~0.5 µs). orjson
-refuses what the standard library accepts in two corners: encoding integers beyond 64 bits
-and parsing NaN/Infinity; those fall back to `json`. One difference stays: orjson parses an
-integer beyond 64 bits as a float. `loads` is for provider chunk envelopes, whose numbers are
-token counts and indices (tool arguments arrive as a string inside and are parsed elsewhere).
+"""JSON on the hot paths (a provider chunk parsed, an event frame encoded): orjson where it can,
+the standard library for the corners orjson refuses.
 """
 
 from __future__ import annotations

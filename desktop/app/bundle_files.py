@@ -1,11 +1,5 @@
-"""A running PyInstaller bundle keeps reading its own code after an upgrade replaced its files.
-
-PyInstaller's importer reopens the archive holding the Python modules (the executable itself)
-by name for every module it loads, and zipimport does the same for base_library.zip. A
-package upgrade renames new files over those names while the PTY host and the service run
-on: a module imported late would then be read at the old offsets of the new file. Pinning
-points both readers at `/proc/self/fd/N` of a descriptor opened at start, which stays on the
-file this process started from.
+"""A running PyInstaller bundle keeps reading its own code after an upgrade replaced its files:
+its module archives are pinned, at start, to the files it started from.
 """
 
 from __future__ import annotations

@@ -1,14 +1,5 @@
-"""The page's one way into the window: the native folder dialog, through pywebview's state.
-
-pywebview's `js_api` is unusable under the UI's CSP: it builds the page's functions with
-`new Function` and answers through `eval`, and the page allows neither ('unsafe-eval' is
-what an injected script would need to turn a chat message into code). pywebview's shared
-state (`window.state` here, `pywebview.state` in the page) travels by QtWebEngine's
-runJavaScript one way and a QWebChannel message the other, with no eval: so the dialog is a
-request and a reply written to two state keys.
-
-The page is trusted less than the window (it renders model output), so the surface is a
-dialog the user must answer, and a request is checked before anything opens.
+"""The page's one way into the window: the native folder dialog, as a request and a reply
+written to two keys of pywebview's shared state.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""A test and benchmark hook for the window: what the page reports, and a screenshot.
-
-`DESK_WINDOW_PROBE=<path>` makes the window, once the page reports it is connected and ready to
-open offline (its service worker controls it and holds the shell), write a JSON report to <path>
-and a PNG screenshot to <path>.png.
-`DESK_WINDOW_AUTOCLOSE=1` closes the window afterwards. The report never holds the token.
+"""A test and benchmark hook for the window: with `DESK_WINDOW_PROBE=<path>`, what the page
+reports, written as JSON, and a screenshot beside it.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""The managed background service behind `desk service start|stop|restart|status` and the window.
-
-One `desk serve` per data dir runs detached (own session, stdin closed, stderr to
-data_dir/service.log). Its registration (pid, url, token, started) sits in the runtime dir,
-0600. Every change goes through an flock on runtime_dir/service.lock, so two callers never
-start two services or clean a registration that another caller has just written.
+"""The managed background service behind `desk service start|stop|restart|status` and the window:
+one detached `desk serve` per data dir, its registration and the lock every change takes.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""The desktop window: the web UI in pywebview, logged in, over the managed service.
-
-`run` ensures the service, opens `<url>/?token=T` (the service answers 303 to `/` with an
-HttpOnly cookie, so the token never stays in the URL), keeps the web storage (service worker
-cache, cookie) under the data dir, and on quit stops the service and the PTY host, which
-saves its terminals.
+"""The desktop window: the web UI in pywebview, logged in, over the managed service, which it
+stops (with the PTY host) on quit.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """What the session's messages say about its checkpoints: the agent's steps (the trees
-before and after each step that changed files), turns, and the pending reverts.
-
-Pure functions over the projected messages (API.md shapes). A step's record lives on its
-assistant message as `checkpoint: {start, end, files}` (from `session.step.ended`); a
-message a revert hid carries `reverted: true`.
+before and after each step that changed files), turns, and the pending reverts, as pure
+functions over the projected messages.
 """
 
 from __future__ import annotations

@@ -1,12 +1,6 @@
-"""Housekeeping of the shadow repositories: which snapshots each one keeps (the trees the
-kept turns of its sessions name, retention being the last `Retention.turns` user turns of a
-session), repacking off the event loop once a repository is crowded or lost snapshots, and
-removing the repositories no session's directory names any more.
-
-The kept trees hang under one ref (`refs/desk/kept`, a tree whose entries are the kept
-trees), so git's own gc keeps them and prunes the rest; objects younger than
-`Retention.grace` outlive a repack (a tree a running turn holds between two steps). A repack
-holds the repository's lock: a snapshot waits for it rather than race git's pruning.
+"""Housekeeping of the shadow repositories: which snapshots each one keeps, repacking off the
+event loop once a repository is crowded or lost snapshots, and removing the repositories no
+session's directory names any more.
 """
 
 from __future__ import annotations

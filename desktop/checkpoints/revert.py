@@ -1,9 +1,6 @@
 """Putting files back: which of them changed since the agent (or a revert) last wrote them
-(conflicts), and writing each file as it is in a given snapshot, byte for byte and with its
-mode, or removing it when that snapshot has no such file.
-
-Writing is idempotent (the same targets written twice give the same files), which is what
-lets a successor finish a revert that a killed process left half done.
+(conflicts), and writing each file as it is in a given snapshot, or removing it when that
+snapshot has no such file.
 """
 
 from __future__ import annotations

@@ -1,17 +1,6 @@
-"""`Checkpoints`: the session engine's side of checkpoints. The runner asks it for the
-trees around each step that may write; the routes ask it for a session's changes, and to
-revert, unrevert and fork.
-
-Crash safety of a revert (and an unrevert): its plan (each file and the snapshot it is
-taken from) is written durably as an intent in kv before any file is touched, the files
-are written, and the event that tells the conversation is published in one transaction
-with the intent's removal. A successor that finds an intent at start-up writes the same
-files again (writing is idempotent) and publishes the event: a kill at any moment ends
-with the old files and messages, or the new ones.
-
-Housekeeping (`housekeeping.py`) runs after a turn settles, and after a deletion: a
-session keeps the checkpoints of its last `Retention.turns` turns; a revert to an older
-message, or its diff, is refused as `checkpoint.expired`.
+"""`Checkpoints`: the session engine's side of checkpoints. The runner asks it for the trees
+around each step that may write; the routes for a session's changes, and to revert, unrevert
+and fork.
 """
 
 from __future__ import annotations

@@ -1,11 +1,5 @@
 """The shadow repository of one session directory: a git directory of its own in the data
 dir, with its own index, whose work tree is the session's directory.
-
-The project's own `.git` is never opened: `GIT_DIR` and `GIT_INDEX_FILE` point into the
-data dir, the user's and the system's git configuration are not read, and git itself never
-descends into a `.git` folder of the work tree. What the directory's `.gitignore` files
-ignore is left out, as git leaves it out. One asyncio lock per repository serialises the
-calls that use its index (snapshots, reverts).
 """
 
 from __future__ import annotations

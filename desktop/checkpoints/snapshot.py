@@ -1,9 +1,5 @@
-"""Snapshots: the session directory's files as one git tree id in its shadow repository.
-
-Only what changed since the last snapshot is read: git lists the new, modified and deleted
-paths from the index's stat data, those are added, and the index is written as a tree (the
-snapshot id). A file larger than MAX_FILE_BYTES is not snapshotted (left out, and dropped
-from the index if it was there before): a revert leaves it as it is.
+"""Snapshots: the session directory's files as one git tree id in its shadow repository,
+reading only what changed since the last one.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""Auth: the service token (a secret in the data dir) as a Bearer header, or a browser session.
-
-The token never goes into a cookie: cookies ignore ports, so every server on 127.0.0.1 (a
-project's own dev server) would receive it. Signing in with `/?token=T` creates a separate
-random browser session id instead, sent back as an HttpOnly SameSite=Strict cookie; the
-service keeps only its SHA-256, in memory and in `browser-sessions` (0600, data dir) so a
-restart keeps the browser signed in. `DELETE /api/auth/session` revokes the caller's session.
+"""Auth: the service token (a secret in the data dir) as a Bearer header, or a browser session
+(a revocable random id in an HttpOnly cookie, never the token).
 """
 
 from __future__ import annotations

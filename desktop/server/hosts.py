@@ -1,14 +1,5 @@
-"""DNS-rebinding defence: answer only requests addressed to a loopback host name.
-
-A page on another site can point its own host name at 127.0.0.1 and so reach the service
-from the user's browser as a same-origin request. The token still guards the API, but the
-UI shell is public and a rebinding page could probe it or pile up tickets; refusing every
-request whose `Host` is not a loopback name (as Jupyter does) closes that door for all
-routes at once. A browser that reaches Desk through an SSH tunnel still says
-`127.0.0.1:<local port>` or `localhost:<port>`, so tunnels keep working on any port.
-Deliberate remote set-ups name their host names in `DESK_ALLOWED_HOSTS` (or `*`). The
-header is parsed strictly (a name or an IP literal, then at most a numeric port): anything
-else, such as `127.0.0.1:80@evil.example`, names no host and is refused.
+"""DNS-rebinding defence: answer only requests addressed to a loopback host name, or to one
+`DESK_ALLOWED_HOSTS` names.
 """
 
 from __future__ import annotations

@@ -1,10 +1,5 @@
-"""Background-job routes: a session's jobs, and cancelling one.
-
-    GET  /api/session/{id}/jobs                  -> {"data": [job, ...]}
-    POST /api/session/{id}/jobs/{job_id}/cancel  -> {"data": job}
-    POST /api/session/{id}/background            -> {"data": [moved job, ...]}
-
-Job shape: desktop.jobs.model.Job.to_json.
+"""Background-job routes: a session's jobs, cancelling one, and moving the calls a turn waits
+for to the background (the job shape is `desktop.jobs.model.Job.to_json`).
 """
 
 from __future__ import annotations

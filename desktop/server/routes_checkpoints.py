@@ -1,9 +1,6 @@
-"""Checkpoint routes: a session's changes, revert, unrevert and fork
-(`/api/session/{id}/changes|revert|unrevert|fork`).
-
-Thin like the other session routes: the body's shape is checked here (a bad field is a 400
-that changes nothing), the session's state (busy while a turn runs) through the
-`SessionService`, and the work is `Checkpoints`'.
+"""Checkpoint routes: a session's changes, revert, unrevert and fork. Thin like the other
+session routes: the body is checked here, the session's state by the `SessionService`, and
+the work is `Checkpoints`'.
 """
 
 from __future__ import annotations

@@ -1,11 +1,5 @@
-"""`GET /api/event`: the live stream (Server-Sent Events), resumable without loss.
-
-`id:` of a durable event is its global position. A client that sends `Last-Event-ID`
-(an EventSource reconnecting) or `?after=POS` (a new EventSource, which forgets the last
-id) first gets every durable event after that position from the log, then the live ones,
-with no gap and no duplicate: the subscription is taken before the log is read, and live
-frames at or below the last position already sent are dropped. A client too slow for the
-live stream is cut off with a `server.resync` event (see `desktop.events.fanout`).
+"""`GET /api/event`: the live stream (Server-Sent Events), resumable from a durable position
+without gap or duplicate.
 """
 
 from __future__ import annotations

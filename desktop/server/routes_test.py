@@ -1,9 +1,5 @@
-"""Test-only routes, registered only when the service starts with `DESK_TEST_HOOKS=1`.
-
-Browser tests need assistant messages (hostile HTML, live streaming) without a model, so
-these publish arbitrary events through the real bus and set a session's claim.
-They are a boundary like any other: every event is validated by `desktop.events.schema`,
-and a request with one bad event writes nothing.
+"""Test-only routes, registered only when the service starts with `DESK_TEST_HOOKS=1`: events
+published through the real bus (validated, all or nothing) and a session's claim.
 """
 
 from __future__ import annotations

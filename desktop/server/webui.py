@@ -1,10 +1,5 @@
-"""Serves the built web UI (web/dist) exactly as API.md "Web UI serving" says.
-
-Only files found in the build can be served: requests are looked up in an index of the
-build, never joined onto a filesystem path, so no traversal can reach outside it. The build
-is small (under a few MiB), so it is held in memory with its precompressed `.br`/`.gz`
-siblings: a hit is a dict lookup and one write, with no file I/O or executor hop
-(FileResponse did both on every request, at about a tenth of the throughput).
+"""Serves the built web UI (web/dist) from an in-memory index of the build, as API.md's
+"Web UI serving" says.
 """
 
 from __future__ import annotations
