@@ -44,30 +44,14 @@ def sweep_interval(retention: float) -> float:
 
 
 class JobCleanup:
-    """The sweep of finished job terminals and ended jobs' rows:
+    """The sweep of finished job terminals and ended jobs' rows (its rule: docs/ARCHITECTURE.md):
 
         cleanup = JobCleanup(bus, registry, host, retention=settings.job_retention_seconds)
         cleanup.start()  # at start-up, after recovery: sweep now, then on a timer
         await cleanup.sessions_deleted(tree)  # DELETE /api/session/{id}: the tree's jobs
         await cleanup.close()
 
-    The PTY host keeps a finished job (its tab, output and exit code) until the service removes
-    it, since only the service knows what still needs it. A sweep removes a job that
-
-    - has exited (a running job is never removed by the sweep), and
-    - ended more than `retention` seconds ago, or belongs to a session that no longer exists,
-
-    unless a notice for it is still owed (an owed job row names its key, until the notice is
-    admitted), this process still runs a registry job for
-    it, or a tool part waits for it (an open `shell` part of that call: a turn is waiting, or
-    a restart will adopt the job). A deleted session's jobs go with it, running or not.
-
-    The same timer removes the job rows that owe nothing, past the retention or of sessions
-    that are gone. The sweep is one `job_list` request, one read of the owed rows and one store
-    read per session with candidates, on its own task every `min(retention / 2,
-    SWEEP_EVERY_MAX)` seconds: never on a request's path. It only talks to a PTY host that is
-    already running: a host that is not there has no jobs, and the sweep must not start one
-    (nor keep one from exiting idle).
+    Sweeps run on a task of their own, never on a request's path.
     """
 
     def __init__(

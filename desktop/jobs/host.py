@@ -42,14 +42,7 @@ class ShellJobs:
         result = await jobs.job_result(state.key)  # cleaned output + exit code
 
     It implements desktop.tools.shell.JobRunner and is what restart recovery uses to find a
-    call's job again (`find_job`). A job lives in the PTY host, not here: this object holds no
-    state but how to reach the host, so any number of service processes in a row (each killed
-    with -9, say) see the same job under the same key.
-
-    A PTY host restart is not an error: every request is tried again once over a new
-    connection, and a key the (new) host does not know is the state "gone", which the caller
-    settles as interrupted. Refusals (a bad argument) become JobRefused, whose message a model
-    can read.
+    call's job again (`find_job`); it holds no state but how to reach the host.
     """
 
     def __init__(

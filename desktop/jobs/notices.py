@@ -142,20 +142,8 @@ async def admit(
     """Admit `notice` and acknowledge its job's row in one transaction; `wake` (the
     runner's) is called after an admission that should start a turn (whose claim the
     transaction takes). "duplicate": it was admitted before (the row is acknowledged now);
-    "gone": its session no longer exists.
-
-    A notice is a synthetic message, `<shell id="" state="" command="">…</shell>` or
-    `<subagent sessionID="" state="" description="">…</subagent>`, whose message id is its
-    job's notification id. Admitting it is one bus request: the `session.synthetic` event,
-    its inbox row (steer: the runner absorbs it at the next step) and the acknowledgement of
-    its job's row commit together. A second admission of the same id is refused by the
-    projection (a message id exists once), so a crash anywhere, and any number of
-    recoveries, deliver it once.
-
-    Whether admitting wakes the session is the caller's rule (recovery admits without waking
-    an idle session, a live completion wakes it), so it is a parameter here. `settles` is a
-    job row left `running` by an earlier process: it ends in the notice's state in the same
-    transaction, so the jobs list never shows as running what the conversation says ended.
+    "gone": its session no longer exists. `settles` is a job row left `running` by an earlier
+    process: it ends in the notice's state in the same transaction.
     """
     created = log.now_ms()
     data = {

@@ -77,26 +77,9 @@ def shell_waiter(
 
 
 class RestartRecovery:
-    """1. `release_child_claims`: claims of child sessions are released, except those of children
-       a `running` owed subagent job will resume.
-    2. `end_unowned`: jobs left `running` that owe no notice (a foreground call's wait: its turn
-       adopts the call again or settles it) end `cancelled` in the jobs list.
-    3. `recover_shells`: each owed shell job this process does not run is looked up in the PTY
-       host. Still running: adopted (a job of the registry waits for it; its real result is
-       noticed, waking the session). Finished: its real result is admitted. Gone (the host died
-       with it): the stored outcome is admitted, "Command cancelled because the server
-       restarted" for a job left `running`. Neither of the last two wakes an idle session.
-    4. `recover_subagents`: a child or parent that is gone (or not that parent's child)
-       acknowledges the job; a stored result is delivered without re-running; a running child is
-       resumed within its budget (counted durably before the resume) and its answer noticed when
-       done, or, over budget, terminalized and its parent told so.
-    5. `resume_roots`: suspended root sessions are resumed within the same durable budget (over
-       it: `session.resume.exhausted`, which releases the claim). Each resumed turn first settles
-       what it left open (desktop.agent.settle).
-
-    Notices to a parent whose own claim is resumed in phase 5 do not wake it: it reads them at
-    its next step. Recovery is at-least-once for side effects (a resumed child may redo work)
-    and exactly-once for notices (notices.py).
+    """Restart recovery's phases, run in order by `recover`: `release_child_claims`,
+    `end_unowned`, `recover_shells`, `recover_subagents`, `resume_roots` (what each does:
+    docs/ARCHITECTURE.md, "Restart", and docs/INTERNALS.md).
     """
 
     def __init__(

@@ -55,17 +55,8 @@ class JobRegistry:
         await jobs.background(job.id)  # or: background_all(session_id)
         info = await jobs.wait(job.id)  # settled (or closed: still "running")
 
-    A job's run is process-local (an asyncio task this registry owns); its row (model.py) is
-    written at every change, under one lock and before anyone is told (a blocked turn
-    released, a waiter woken, the page), so what anyone sees is already durable. Recoverable
-    work (`recovery` given) that is backgrounded owes its notice until it is admitted.
-
-    Settlement: the run's return value is the output ("completed"); an exception is "error"
-    (its text kept); a run that ends cancelled (the service stopping, its session interrupted)
-    of owed work is "cancelled" in memory only: its row keeps "running", so a successor recovers
-    the work instead of reporting it cancelled. An explicit `cancel` is a decision and is recorded.
-    Closing the registry cancels the runs without settling them (no promise of settlement after
-    shutdown): waiters get the last snapshot, still "running".
+    Each run is an asyncio task this registry owns; its row (model.py) is written at every
+    change, before anyone is told. How a run settles: docs/INTERNALS.md.
     """
 
     def __init__(self, store: JobStore, on_change: Changed | None = None) -> None:
