@@ -217,6 +217,8 @@ def _prompted(p: Projection, e: Event) -> None:
     }
     if "from_session" in e.data:
         message["from_session"] = e.data["from_session"]
+    if e.data.get("mode") == "steer":  # a queued prompt (the default) carries no mode
+        message["mode"] = "steer"
     p.add_message(e, "user", message)
     p.conn.execute("DELETE FROM kv WHERE key = ?", (checkpoint_key("pending", e.aggregate_id),))
     p.touch(e.aggregate_id, e.created)

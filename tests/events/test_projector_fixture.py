@@ -24,7 +24,8 @@ Step = tuple[str, dict[str, Any]]
 
 def life() -> list[Step]:
     """Every event type that changes a message or a session's status or time, including a
-    prompt queued behind a running turn, one cancelled before delivery, a subagent's task
+    prompt queued behind a running turn, one cancelled before delivery, one steered into the
+    turn, a subagent's task
     (from_session), a step restart, a content edit and a compaction."""
     a1, a2, a3 = "msg_a1", "msg_a2", "msg_a3"
     return [
@@ -47,6 +48,7 @@ def life() -> list[Step]:
         ("session.prompted", {"message_id": "msg_u2", "text": "and then?", "mode": "queue"}),
         ("session.prompted", {"message_id": "msg_u3", "text": "never mind", "mode": "queue"}),
         ("session.input.cancelled", {"message_id": "msg_u3"}),
+        ("session.prompted", {"message_id": "msg_u4", "text": "use b.txt", "mode": "steer"}),
         (
             "session.tool.success",
             {"message_id": a1, "call_id": "c1", "content": "1: a", "metadata": {"lines": 1}},
@@ -79,6 +81,7 @@ def life() -> list[Step]:
                 "metadata": {"asked": True},
             },
         ),
+        ("session.input.delivered", {"message_id": "msg_u4"}),
         (
             "session.retry.scheduled",
             {
@@ -172,6 +175,8 @@ def test_the_page_fixture_is_what_the_projector_makes_of_its_events(tmp_path: Pa
 def test_the_fixture_ends_with_messages_of_every_kind_in_delivery_order(tmp_path: Path) -> None:
     made = projected(tmp_path)
     ids = [m["id"] for m in made["messages"]]
-    # The prompt queued behind the first turn follows it, where the model received it.
-    assert ids == ["msg_u1", "msg_a1", "msg_u2", "msg_s", "msg_a2", "msg_c", "msg_a3"]
+    # The prompts sent during the first turn follow it, where the model received them.
+    assert ids == ["msg_u1", "msg_a1", "msg_u4", "msg_u2", "msg_s", "msg_a2", "msg_c", "msg_a3"]
+    modes = {m["id"]: m.get("mode") for m in made["messages"] if m["type"] == "user"}
+    assert modes == {"msg_u1": None, "msg_u4": "steer", "msg_u2": None}
     assert made["session"]["status"] == "error"

@@ -220,6 +220,16 @@ describe("status, retry and queued prompts", () => {
   })
 })
 
+describe("a steered prompt", () => {
+  test("keeps its mode on the message; a queued prompt carries none", async () => {
+    const { store, thread } = await opened()
+    store.handle("x", event("session.prompted", 1, { message_id: "u1", text: "a", mode: "queue" }))
+    store.handle("x", event("session.prompted", 2, { message_id: "u2", text: "b", mode: "steer" }))
+    expect(thread.message("u1").mode).toBeUndefined()
+    expect(thread.message("u2").mode).toBe("steer")
+  })
+})
+
 describe("cancelling a queued prompt", () => {
   test("session.input.cancelled removes the prompt, and a page read before it does not bring it back", async () => {
     const { store, thread } = await opened()

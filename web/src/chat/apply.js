@@ -46,6 +46,8 @@ export const CREATE = {
     time: { created },
     // A subagent's task: the parent session whose agent wrote it.
     ...(data.from_session ? { from_session: data.from_session } : {}),
+    // Steered into a running turn (read at its next step); a queued prompt carries no mode.
+    ...(data.mode === "steer" ? { mode: "steer" } : {}),
   }),
   "session.synthetic": ({ data, created }) => ({
     id: data.message_id,

@@ -265,7 +265,8 @@ export function MessageItem({ sig, thread, store, busy }) {
     <${MessageBody} message=${message} thread=${thread} store=${store} busy=${busy} />`
 }
 
-/** Cancel for a queued prompt: it is removed before the model gets it (409: too late). */
+/** Cancel for a prompt not yet delivered (queued or steered): it is removed before the model
+ * gets it (409: too late). */
 function CancelQueued({ thread, store, message }) {
   const [state, setState] = useState({ pending: false, error: "" })
   const cancel = async () => {
@@ -280,12 +281,20 @@ function CancelQueued({ thread, store, message }) {
       type="button"
       class="link-button message-cancel"
       disabled=${state.pending}
-      aria-label="Cancel this queued prompt"
+      aria-label=${message.mode === "steer" ? "Cancel this steering prompt" : "Cancel this queued prompt"}
       onClick=${cancel}
     >
       Cancel
     </button>
     ${state.error && html`<span class="form-error" role="alert">${state.error}</span>`}`
+}
+
+/** What a prompt not yet delivered waits for: a steer is read at the running turn's next
+ * step, a queued prompt (the default) when the turn ends. */
+function pendingWords(message) {
+  return message.mode === "steer"
+    ? "Steering: read at the agent's next step"
+    : "Queued: sent when the current turn ends"
 }
 
 function UserMessage({ message, thread, store, busy }) {
@@ -301,13 +310,14 @@ function UserMessage({ message, thread, store, busy }) {
       class="message msg-user"
       data-id=${message.id}
       data-queued=${queued ? "true" : undefined}
+      data-mode=${message.mode}
       data-reverted=${message.reverted ? "true" : undefined}
     >
       <div class="plain">${message.text}</div>
       ${
         queued &&
         html`<div class="message-queued">
-          <span>Queued: sent when the current turn ends</span>
+          <span>${pendingWords(message)}</span>
           <${CancelQueued} thread=${thread} store=${store} message=${message} />
         </div>`
       }
