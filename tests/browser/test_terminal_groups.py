@@ -76,7 +76,7 @@ def test_groups_are_shown_together_and_new_tabs_open_in_their_group(
     beta = page.get_by_role("tablist", name="beta", exact=True)
     expect(beta.get_by_role("tab")).to_have_count(1)
     expect(beta.get_by_role("tab")).to_have_accessible_name(re.compile(r"^docs\b"))
-    assert group_tab_ids(page, "Default") == [plain]
+    assert group_tab_ids(page, "No session") == [plain]
     expect(page.get_by_role("tablist", name="Terminal tabs", exact=True)).to_have_count(0)
     assert state(page)["order"] == [plain, a1, a2, b1]
     assert [(g["group"], g["terminals"]) for g in state(page)["groups"]] == [
@@ -116,7 +116,7 @@ def test_groups_are_shown_together_and_new_tabs_open_in_their_group(
     main_plus.click()
     plain2 = new_tab_id(page, before)
     assert service.request("GET", f"/api/pty/{plain2}")["group"] is None
-    assert group_tab_ids(page, "Default") == [plain, plain2]
+    assert group_tab_ids(page, "No session") == [plain, plain2]
     assert ids_in_group(service, "alpha") == {a1, a2, a3}
     assert ids_in_group(service, "beta") == {b1, b2}
 

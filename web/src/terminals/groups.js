@@ -1,9 +1,10 @@
 // Terminal groups: terminals that share the API's `group` string (a workspace, a session) are
-// shown together. Terminals without one belong to the default group, whose key is null.
+// shown together. Terminals without one belong to the default group ("No session"), whose key
+// is null.
 
 import { signal } from "@preact/signals"
 
-export const DEFAULT_GROUP_LABEL = "Default"
+export const DEFAULT_GROUP_LABEL = "No session"
 
 /** What the chat knows of a group named after a session: key -> {name, folder}. */
 export const groupInfo = signal(new Map())
