@@ -222,16 +222,26 @@ async def test_a_background_subagent_notifies_its_parent_once_with_its_answer(
         sid = (await call(served, "POST", "/api/session", {"directory": str(tmp_path)}))["id"]
         await call(served, "POST", f"/api/session/{sid}/prompt", {"text": "delegate"})
 
+        # The notice is a steer: a child that ends before the parent's step after the tool
+        # call is read in that step, otherwise it wakes a turn of its own. Either way the
+        # parent stays busy from the notice's admission until a step has read it.
         async def noticed() -> list[dict[str, Any]] | None:
             messages: list[dict[str, Any]] = await call(
                 served, "GET", f"/api/session/{sid}/message?limit=200"
             )
             found = [m for m in messages if m["type"] == "synthetic"]
             session = await call(served, "GET", f"/api/session/{sid}")
-            done = "parent read it" in texts(messages) and session["status"] != "busy"
-            return found if found and done else None
+            return messages if found and session["status"] != "busy" else None
 
-        (notice,) = await eventually(noticed, "the subagent's notice and the parent's turn")
+        messages = await eventually(noticed, "the subagent's notice and the parent's turn")
+        (notice,) = [m for m in messages if m["type"] == "synthetic"]
+        assert messages[-1]["type"] == "assistant", "the parent answered after the notice"
+        read_by = [
+            r
+            for r in fake.requests
+            if any(m.get("content") == notice["text"] for m in r.body["messages"])
+        ]
+        assert len(read_by) == 1, "exactly one parent request carries the notice"
         assert notice["metadata"]["source"] == "subagent"
         assert notice["metadata"]["state"] == "completed"
         assert "helper-answer" in notice["text"]
