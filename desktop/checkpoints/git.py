@@ -1,9 +1,33 @@
-"""Running git for the shadow repositories: asyncio subprocesses, never a wait on the loop."""
+"""Running git for the shadow repositories: asyncio subprocesses, never a wait on the loop,
+that die with the service."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+import ctypes
+import os
+import signal
+import sys
+from collections.abc import Callable, Mapping, Sequence
+
+_PR_SET_PDEATHSIG = 1
+_prctl = ctypes.CDLL(None, use_errno=True).prctl if sys.platform == "linux" else None
+
+
+def _dies_with(parent: int) -> Callable[[], None] | None:
+    """What a git child runs before exec (on Linux): be killed when `parent`, the service,
+    dies. A git a killed service left running would race its successor's, which removes
+    the index lock (as one a killed process left) to finish a half-done revert."""
+    prctl = _prctl
+    if prctl is None:
+        return None
+
+    def setup() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:  # the service died before the signal was asked for
+            os._exit(1)
+
+    return setup
 
 
 class GitError(RuntimeError):
@@ -23,6 +47,7 @@ async def run_git(
             stderr=asyncio.subprocess.PIPE,
             env=dict(env),
             cwd=cwd,
+            preexec_fn=_dies_with(os.getpid()),
         )
     except OSError as exc:
         raise GitError(f"git could not be started: {exc}") from exc
