@@ -1,12 +1,15 @@
 """The keyboard in Chromium: focus lands in the prompt box after creating, renaming or deleting
 a session; Alt+N, Alt+P and Alt+Up/Down create, focus and switch; F1 lists every shortcut; the
-open session's rename and delete buttons are visible without hovering."""
+open session's rename and delete buttons are visible without hovering; a reload gives the
+keyboard to the prompt box or the terminal, wherever the person was last."""
 
 from __future__ import annotations
 
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.support.browser_terminals import create_shell
+from tests.support.chat import create_session
 from tests.support.chromium import sign_in
 from tests.support.service import Service
 
@@ -70,3 +73,43 @@ def test_focus_follows_the_person_and_shortcuts_create_focus_and_switch_sessions
     expect(help_dialog).to_contain_text("Ctrl+Shift+T")
     page.keyboard.press("Escape")
     expect(help_dialog).to_be_hidden()
+
+
+def test_a_reload_gives_the_keyboard_to_the_prompt_box_unless_the_person_was_in_a_terminal(
+    page: Page, service: Service
+) -> None:
+    shell = create_shell(service, "work")
+    sid = create_session(service, "Notes")
+    sign_in(page, service)
+    terminal = page.locator(f"#pane-{shell} .xterm-helper-textarea")
+    prompt = page.locator(".composer-input")
+
+    def reload() -> None:
+        page.reload()
+        # The terminal has loaded and opened: it has had its chance to take the keyboard.
+        expect(page.locator(f".tab[data-id='{shell}']")).to_be_visible()
+        expect(terminal).to_be_attached()
+
+    # No chat session open: the terminal has the keyboard.
+    expect(terminal).to_be_focused()
+    page.locator(f".session-item[data-id='{sid}'] .session-open").click()
+    expect(page.locator(".chat-title")).to_have_text("Notes")
+
+    # The page opens on the remembered session, typing into its prompt box.
+    reload()
+    expect(page.locator(".chat-title")).to_have_text("Notes")
+    expect(prompt).to_be_focused()
+    page.keyboard.type("where was I")
+    expect(prompt).to_have_value("where was I")
+
+    # Last in the terminal: after a reload the terminal has the keyboard, the session still open.
+    page.locator(f"#pane-{shell} .xterm").click()
+    expect(terminal).to_be_focused()
+    reload()
+    expect(page.locator(".chat-title")).to_have_text("Notes")
+    expect(terminal).to_be_focused()
+
+    # Back in the chat (the sidebar counts): the prompt box again.
+    page.locator(f".session-item[data-id='{sid}'] .session-open").click()
+    reload()
+    expect(prompt).to_be_focused()

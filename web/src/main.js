@@ -5,6 +5,7 @@ import { setupThemeToggle } from "./theme.js"
 import { followChatSession, installWindowTitle } from "./title.js"
 import { TerminalManager } from "./terminals/manager.js"
 import { mountChat } from "./chat/index.js"
+import { keyboardAtLoad } from "./chat/remembered.js"
 
 const $ = (id) => document.getElementById(id)
 
@@ -23,6 +24,9 @@ connection.onState((state) => {
 
 const terminals = new TerminalManager({
   connection,
+  // The terminal takes the keyboard as it loads only when the page does not open on a chat
+  // session, or the person was last in the terminals (chat/remembered.js).
+  focusAtLoad: keyboardAtLoad() === "terminals",
   elements: {
     strip: $("tab-strip"),
     newTab: $("new-tab"),
@@ -48,6 +52,7 @@ const chat = mountChat({
   chat: $("chat-area"),
   toggle: $("sidebar-toggle"),
   openTerminal: (id) => terminals.openTerminal(id),
+  focusTerminals: () => terminals.focusActive(),
 })
 followChatSession(chat)
 

@@ -12,15 +12,24 @@ import { clampWidth, layout, setLayout, Sidebar } from "./sidebar.js"
 import { createChatStore } from "./store.js"
 import { createJobsStore } from "./jobs-store.js"
 import { ChatLinks } from "./job-links.js"
-import { installChatKeys, KeyboardHelp } from "./keyboard.js"
+import { focusPrompt, installChatKeys, KeyboardHelp } from "./keyboard.js"
+import { keyboardAtLoad, rememberedSession, rememberSession, trackKeyboard } from "./remembered.js"
 import { mountSplitter } from "./splitter.js"
 import { groupInfo } from "../terminals/groups.js"
 import "./chat.css"
 
-const ACTIVE_KEY = "desk.chat.active"
-
-export function mountChat({ connection, sidebar, chat, toggle, openTerminal = async () => false }) {
+export function mountChat({
+  connection,
+  sidebar,
+  chat,
+  toggle,
+  openTerminal = async () => false,
+  focusTerminals = () => {},
+}) {
   const terminalArea = document.getElementById("terminal-area")
+  // Decided once, as the page opens (the terminals are told the same in main.js).
+  const keyboard = keyboardAtLoad()
+  trackKeyboard({ terminals: terminalArea, chat: [sidebar, chat] })
   if (terminalArea && chat.parentElement === terminalArea.parentElement)
     mountSplitter({
       body: chat.parentElement,
@@ -54,15 +63,22 @@ export function mountChat({ connection, sidebar, chat, toggle, openTerminal = as
   const restoreActive = () => {
     if (restored) return
     restored = true
-    const saved = localStorage.getItem(ACTIVE_KEY)
-    if (saved && store.sessions.value.some((s) => s.id === saved)) store.select(saved)
+    const saved = rememberedSession()
+    const found = Boolean(saved) && store.sessions.value.some((s) => s.id === saved)
+    if (found) store.select(saved)
+    // The keyboard goes where the person continues: the remembered session's prompt box,
+    // unless they were last in the terminals (the terminals took it as they loaded). Never
+    // away from something the person focused while the page loaded.
+    const untouched = !document.activeElement || document.activeElement === document.body
+    if (keyboard !== "chat" || !untouched) return
+    if (found) focusPrompt()
+    else focusTerminals() // the remembered session is gone
   }
   effect(() => {
     const id = store.activeId.value
     chat.hidden = !id
     if (!restored) return
-    if (id) localStorage.setItem(ACTIVE_KEY, id)
-    else localStorage.removeItem(ACTIVE_KEY)
+    rememberSession(id)
   })
 
   const viewport = signal(innerWidth)

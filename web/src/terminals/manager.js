@@ -35,8 +35,10 @@ const RESIZE_DEBOUNCE_MS = 60
 const NOTICE_MS = 8000
 
 export class TerminalManager {
-  constructor({ connection, elements }) {
+  /** `focusAtLoad`: whether the active terminal takes the keyboard as the page loads. */
+  constructor({ connection, elements, focusAtLoad = true }) {
     this.el = elements
+    this.focusAtLoad = focusAtLoad
     this.store = new TerminalStore()
     this.tabs = new Map() // terminal id -> TerminalTab
     this.resizeTimer = null
@@ -147,7 +149,8 @@ export class TerminalManager {
     store.journal(info.id)
     if (!store.order.value.includes(info.id)) store.order.value = [...store.order.value, info.id]
     this.el.panes.append(tab.paneEl)
-    if (!store.activeId.value) this.activate(info.id)
+    if (!store.activeId.value)
+      this.activate(info.id, { focus: store.loaded.value || this.focusAtLoad })
     tab.start()
     if (!quiet) this.renderStrip()
     return tab
@@ -440,7 +443,8 @@ export class TerminalManager {
     }
   }
 
-  activate(id) {
+  /** Shows tab `id`; it takes the keyboard unless `focus` is false (as the page loads). */
+  activate(id, { focus = true } = {}) {
     const previous = this.activeTab()
     const tab = this.tabs.get(id)
     if (previous && previous !== tab) previous.hide()
@@ -451,7 +455,7 @@ export class TerminalManager {
       this.lastInGroup.set(groupKeyOf(tab.info), id)
       tab.show()
       this.#measure()
-      tab.focus()
+      if (focus) tab.focus()
     }
     this.search.follow(tab)
     this.renderStrip()

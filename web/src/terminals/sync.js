@@ -102,7 +102,8 @@ export class TerminalSync {
     store.syncs.value += 1
     area.renderStrip()
     const active = store.activeId.value
-    if (!active || !area.tabs.has(active)) area.activate(first?.id ?? null)
+    if (!active || !area.tabs.has(active))
+      area.activate(first?.id ?? null, { focus: loaded || area.focusAtLoad })
     // Tabs added around the active one may have pushed it out of the strip's view.
     else area.revealActive()
   }
@@ -138,7 +139,7 @@ export class TerminalSync {
       }
     }
     const wanted = area.tabs.has(loadActive()) ? loadActive() : known[0]?.id
-    if (wanted) area.activate(wanted)
+    if (wanted) area.activate(wanted, { focus: area.focusAtLoad })
     area.renderStrip()
   }
 
