@@ -88,14 +88,14 @@ async def test_create_list_get_update_delete(host: PtyHostClient, tmp_path) -> N
     ],
 )
 async def test_bad_create_requests_are_refused_and_create_nothing(
-    host: PtyHostClient, params: dict[str, object], kind: str
+    shared_host: PtyHostClient, params: dict[str, object], kind: str
 ) -> None:
     with pytest.raises(PtyHostError) as refused:
-        await host.create(params)
+        await shared_host.create(params)
     assert refused.value.status == 400
     assert refused.value.type == kind
     assert refused.value.message
-    assert await host.list() == []
+    assert await shared_host.list() == []
 
 
 async def test_unknown_ids_and_bad_updates(host: PtyHostClient) -> None:

@@ -213,17 +213,17 @@ BAD_STARTS: list[tuple[dict[str, object], str]] = [
 
 @pytest.mark.parametrize(("params", "named"), BAD_STARTS)
 async def test_a_bad_job_start_is_refused_with_a_clear_error_and_creates_nothing(
-    host: PtyHostClient, tmp_path: Path, params: dict[str, object], named: str
+    shared_host: PtyHostClient, tmp_path: Path, params: dict[str, object], named: str
 ) -> None:
     work = tmp_path / "work"
     work.mkdir()
     params = {"cwd": str(work), **params}
     with pytest.raises(PtyHostError) as refused:
-        await host.request("job_start", **params)
+        await shared_host.request("job_start", **params)
     assert refused.value.status == 400
     assert named in refused.value.message
-    assert await host.job_list() == []
-    assert await host.list() == []
+    assert await shared_host.job_list() == []
+    assert await shared_host.list() == []
     assert list(work.iterdir()) == []
 
 

@@ -9,13 +9,16 @@ import asyncio
 import contextlib
 import dataclasses
 import os
+import shutil
 import signal
-from collections.abc import AsyncIterator, Awaitable, Callable
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from desktop.config import Settings
+from desktop.config import Settings, load_settings
 from desktop.process.liveness import is_alive
 from desktop.ptyhost.client import PtyHostClient
 from desktop.ptyhost.hostfiles import read_host_registration
@@ -78,6 +81,36 @@ async def start_host(settings: Settings) -> AsyncIterator[HostFactory]:
 @pytest.fixture
 async def host(start_host: HostFactory) -> PtyHostClient:
     return await start_host()
+
+
+@pytest.fixture(scope="module")
+def module_daemon() -> Iterator[Settings]:
+    """One PTY host daemon for a module's tests that each leave it as they found it (those
+    that check they created nothing): its settings, on private dirs; stopped after the module."""
+    root = Path(tempfile.mkdtemp(prefix="desk-m-", dir="/tmp"))
+    settings = load_settings(data_dir=root / "data", runtime_dir=root / "run")
+    settings.ensure_dirs()
+
+    async def start() -> PtyHostClient:
+        client = await ensure_host(settings)
+        await client.close()
+        return client
+
+    # The client keeps the daemon's process handle: dropped, it would kill the daemon.
+    started = asyncio.run(start())
+    yield settings
+    asyncio.run(stop_host(settings))
+    del started
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+async def shared_host(module_daemon: Settings) -> AsyncIterator[PtyHostClient]:
+    """A connection of this test to the module's one daemon (`module_daemon`)."""
+    client = await PtyHostClient.connect(module_daemon)
+    assert client is not None, "the module's PTY host is gone"
+    yield client
+    await client.close()
 
 
 class Reader(StreamReader):

@@ -34,6 +34,14 @@ async def jobs(host: PtyHostClient, settings: Settings) -> AsyncIterator[ShellJo
     await runner.close()
 
 
+@pytest.fixture
+async def shared_jobs(module_daemon: Settings) -> AsyncIterator[ShellJobs]:
+    """The job runner on the module's one PTY host, for tests that start nothing on it."""
+    runner = ShellJobs.for_settings(module_daemon)
+    yield runner
+    await runner.close()
+
+
 def call(workspace: Path, call_id: str = "call_1", **kw: object) -> ShellContext:
     return ShellContext(root=workspace, session_id=SESSION, call_id=call_id, **kw)  # type: ignore[arg-type]
 
@@ -240,13 +248,14 @@ async def test_a_job_is_reported_gone_when_the_pty_host_dies_with_it(
     ],
 )
 async def test_bad_arguments_get_an_error_a_model_can_read_and_start_nothing(
-    jobs: ShellJobs, workspace: Path, args: object, says: str
+    shared_jobs: ShellJobs, workspace: Path, args: object, says: str
 ) -> None:
     raw = args if isinstance(args, str) else json.dumps(args)
-    result = await asyncio.wait_for(run_tool(ShellTool(jobs), raw, call(workspace)), DEADLINE)
+    tool = ShellTool(shared_jobs)
+    result = await asyncio.wait_for(run_tool(tool, raw, call(workspace)), DEADLINE)
     assert result.error
     assert says in result.output
-    assert await jobs.list_jobs() == []
+    assert await shared_jobs.list_jobs() == []
 
 
 async def test_ids_that_cannot_form_a_job_key_are_refused_before_the_host_is_asked(
