@@ -1,7 +1,9 @@
-"""A real PTY host for tests: one daemon per test (the fixtures), stopping it for good,
-attachment readers (over a handed-off WebSocket, tests/support/handoff.py), a plain shell.
+"""A real PTY host for tests: one daemon per test (the fixtures), or one per module for the
+tests that each create nothing on it, stopping it for good, attachment readers (over a
+handed-off WebSocket, tests/support/handoff.py), a plain shell.
 
-The fixtures (`start_host`, `host`) are a pytest plugin registered in tests/conftest.py."""
+The fixtures (`start_host`, `host`, `module_daemon`, `shared_host`) are a pytest plugin
+registered in tests/conftest.py."""
 
 from __future__ import annotations
 
