@@ -154,9 +154,13 @@ class SessionService:
         try:
             done = await self.runner.compact_now(session_id)
         except CompactionFailed as exc:
-            raise errors.SessionError(
+            failed = errors.SessionError(
                 422, "context.compaction_failed", f"Nothing was compacted: {exc}."
-            ) from None
+            )
+            # Every window: a retry banner of its summary request waits for nothing now.
+            error = {"type": failed.type, "message": failed.message}
+            self.bus.broadcast(session_id, "session.compaction.failed", {"error": error})
+            raise failed from None
         except LookupError as exc:
             raise errors.SessionError(409, "provider.not_configured", str(exc)) from None
         if not done:

@@ -407,6 +407,8 @@ EPHEMERAL: dict[str, Check] = {
     ),
     # A background job of the session changed (the jobs route's shape): the UI's jobs panel.
     "session.job.updated": record({"job": json_object}),
+    # A "Compact now" failed (its summary request's retries included): the 422's error.
+    "session.compaction.failed": record({"error": ERROR}),
 }
 
 

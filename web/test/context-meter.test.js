@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest"
 import { meterText } from "../src/chat/context-meter.js"
+import { compactionFailure } from "../src/chat/error-words.js"
 import { providerBody } from "../src/chat/settings-dialog.js"
 
 describe("the context meter", () => {
@@ -14,6 +15,46 @@ describe("the context meter", () => {
     expect(meterText({ used: 900 }).text).toBe("unknown window")
     expect(meterText(undefined).text).toBe("unknown window")
     expect(meterText({ used: 5, window: 1_048_576 }).text).toBe("0 % of 1M")
+  })
+})
+
+describe("a failed Compact now", () => {
+  const provider = { base_url: "http://llm.example:8080/v1" }
+  const failed = (cause) => ({
+    type: "context.compaction_failed",
+    message: `Nothing was compacted: the summary request failed: ${cause}.`,
+  })
+
+  test("names the provider's answer in plain words, its own words as the detail", () => {
+    expect(compactionFailure(failed("HTTP 503: Upstream overloaded"), provider)).toEqual({
+      text:
+        "Nothing was compacted: the model could not write the summary. The provider at " +
+        "llm.example:8080 had a server error (HTTP 503). The conversation is as it was.",
+      detail: "HTTP 503: Upstream overloaded",
+      settings: false,
+    })
+    expect(compactionFailure(failed("HTTP 429: slow down"), provider).text).toContain(
+      "is limiting requests (HTTP 429)",
+    )
+  })
+
+  test("offers the settings for a refused key", () => {
+    const words = compactionFailure(failed("HTTP 401: bad key"), provider)
+    expect(words.text).toContain("refused Desk's API key (HTTP 401)")
+    expect(words.settings).toBe(true)
+  })
+
+  test("keeps the service's sentence for any other refusal", () => {
+    const nothing = {
+      type: "context.compaction_failed",
+      message: "Nothing was compacted: there is nothing older to compact.",
+    }
+    expect(compactionFailure(nothing).text).toBe(nothing.message)
+    const unknown = compactionFailure(failed("the socket closed"))
+    expect(unknown.text).toBe(
+      "Nothing was compacted: the model could not write the summary (the socket closed). " +
+        "The conversation is as it was.",
+    )
   })
 })
 

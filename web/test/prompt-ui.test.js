@@ -170,6 +170,49 @@ describe("status, retry and queued prompts", () => {
     expect(thread.retry.value).toBeNull()
   })
 
+  test("a compaction that failed after its retries ends the banner and is kept until the next step", async () => {
+    const { store, thread } = await opened()
+    const error = { type: "provider.server_error", message: "HTTP 503: busy" }
+    store.handle("x", event("session.retry.scheduled", 1, { attempt: 4, at: 5000, error }))
+    const failed = {
+      type: "context.compaction_failed",
+      message: "Nothing was compacted: the summary request failed: HTTP 503: busy.",
+    }
+    // Ephemeral: every window hears it, whoever pressed Compact now.
+    store.handle("session.compaction.failed", { session_id: SID, data: { error: failed } })
+    expect(thread.retry.value).toBeNull()
+    expect(thread.compaction.value).toEqual(failed)
+    store.handle(
+      "x",
+      event("session.step.started", 2, { message_id: "a1", agent: "build", model: MODEL }),
+    )
+    expect(thread.compaction.value).toBeNull()
+  })
+
+  test("a 422 from Compact now ends the banner in the window that asked; a 409 leaves it", async () => {
+    const busy = Object.assign(new Error("busy"), { type: "session.busy" })
+    const failed = Object.assign(new Error("Nothing was compacted: x."), {
+      type: "context.compaction_failed",
+    })
+    let answer = busy
+    const { store } = storeWith({
+      [`/api/session/${SID}/message`]: { data: [], cursor: { previous: null }, seq: 0 },
+      [`/api/session/${SID}/compact`]: () => {
+        throw answer
+      },
+    })
+    await store.openThread(SID)
+    const thread = store.thread(SID)
+    const error = { type: "provider.rate_limited", message: "HTTP 429: slow" }
+    store.handle("x", event("session.retry.scheduled", 1, { attempt: 1, at: 5000, error }))
+    await expect(store.compactNow(SID)).rejects.toBe(busy)
+    expect(thread.retry.value).toMatchObject({ attempt: 1 })
+    answer = failed
+    await expect(store.compactNow(SID)).rejects.toBe(failed)
+    expect(thread.retry.value).toBeNull()
+    expect(thread.compaction.value).toEqual({ type: failed.type, message: failed.message })
+  })
+
   test("a prompt sent while busy is queued until delivered, then moves after the turn's steps", async () => {
     const { store, thread } = await opened()
     store.handle("x", event("session.created", 1, { title: "T", directory: "/" }))

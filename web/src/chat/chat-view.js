@@ -6,7 +6,7 @@ import { html } from "./html.js"
 import { SessionStatusIcon } from "./icons.js"
 import { MessageItem } from "./messages.js"
 import { Composer } from "./composer.js"
-import { RetryBanner } from "./retry-banner.js"
+import { CompactionFailed, RetryBanner } from "./retry-banner.js"
 import { ProviderNotice, SettingsButton } from "./settings-dialog.js"
 import { JobsPanel } from "./jobs-panel.js"
 import { ContextMeter } from "./context-meter.js"
@@ -290,6 +290,7 @@ export function ChatView({ store }) {
     <${ParentLink} session=${session} store=${store} />
     <${JobsPanel} session=${session} />
     <${RetryBanner} thread=${thread} store=${store} />
+    <${CompactionFailed} thread=${thread} store=${store} />
     <${MessageList} key=${session.id} store=${store} thread=${thread} busy=${busy} />
     <${ProviderNotice} store=${store} thread=${thread} />
     <${PermissionPrompts} session=${session} />

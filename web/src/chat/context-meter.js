@@ -35,16 +35,21 @@ export function meterText(context) {
 
 export function ContextMeter({ session, store }) {
   const [state, setState] = useState({ pending: false, error: "" })
+  const thread = store.thread(session.id)
   const { text, title, percent } = meterText(session.context)
   const level =
     percent === null ? "unknown" : percent >= 85 ? "high" : percent >= 60 ? "mid" : "low"
   const compact = async () => {
     setState({ pending: true, error: "" })
+    thread.compaction.value = null
     try {
       await store.compactNow(session.id)
       setState({ pending: false, error: "" })
     } catch (error) {
-      setState({ pending: false, error: error?.message ?? String(error) })
+      // A compaction that failed is the thread's, shown over the messages in every window
+      // (retry-banner.js); a refusal (a turn runs, no provider) is said here.
+      const own = error?.type === "context.compaction_failed" ? "" : error?.message
+      setState({ pending: false, error: own ?? String(error) })
     }
   }
   return html`<div class="context-meter" data-level=${level}>

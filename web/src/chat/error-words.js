@@ -55,6 +55,35 @@ export function plainError(error, provider) {
   return { text, status, host, settings, detail: quiet ? "" : message }
 }
 
+// The provider's answer to a summary request, as a step's error type (plainError's words).
+const STATUS_TYPES = [
+  [(s) => s === 400, "provider.bad_request"],
+  [(s) => s === 429, "provider.rate_limited"],
+  [(s) => s >= 500, "provider.server_error"],
+]
+
+/**
+ * A failed "Compact now" in plain words: `{text, detail, settings}`. A 422
+ * `context.compaction_failed` whose summary request failed names the provider's answer as a
+ * failed turn would (its host and status, its own words as the detail); any other refusal
+ * (nothing older to compact, a turn running) is the service's sentence.
+ */
+export function compactionFailure(error, provider = null) {
+  const message = error?.message || String(error)
+  const cause = /the summary request failed: (.+?)\.?$/s.exec(message)?.[1]
+  if (error?.type !== "context.compaction_failed" || !cause)
+    return { text: message, detail: "", settings: error?.type === NOT_CONFIGURED }
+  const status = Number(/\bHTTP (\d{3})\b/.exec(cause)?.[1]) || 0
+  const type = STATUS_TYPES.find(([match]) => match(status))?.[1] ?? ""
+  const plain = plainError({ type, message: cause }, provider)
+  const known = plain.text !== cause
+  return {
+    text: `Nothing was compacted: the model could not write the summary${known ? `. ${plain.text}` : ` (${cause}).`} The conversation is as it was.`,
+    detail: known ? plain.detail : "",
+    settings: plain.settings,
+  }
+}
+
 /** The failed turn's notice: plain words, the provider's own words, the way out. */
 export function TurnError({ error, provider, onRetry }) {
   const plain = plainError(error, provider)

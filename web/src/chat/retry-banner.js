@@ -1,9 +1,10 @@
 // The retry banner: the agent's request failed with a retryable error and waits until `at`
 // (epoch ms, session.retry.scheduled) to try again. It counts down once a second and is gone
-// when the next step starts or streams (the store clears `thread.retry`).
+// when the next step starts or streams (the store clears `thread.retry`). In its place, a
+// "Compact now" that failed after its retries says why (`thread.compaction`).
 
 import { useEffect, useState } from "preact/hooks"
-import { plainError } from "./error-words.js"
+import { compactionFailure, plainError } from "./error-words.js"
 import { html } from "./html.js"
 import { openSettings } from "./settings-dialog.js"
 
@@ -36,5 +37,25 @@ export function RetryBanner({ thread, store }) {
   return html`<div class="chat-retry" role="status" data-at=${retry.at}>
     <span class="chat-retry-text">${retryText(retry, now, provider)}</span>
     ${settings && html` <button type="button" class="link-button provider-configure" onClick=${openSettings}>Open settings</button>`}
+  </div>`
+}
+
+/** A "Compact now" that failed, retries and all: plain words, the provider's own, the way out. */
+export function CompactionFailed({ thread, store }) {
+  const error = thread.compaction.value
+  if (!error) return null
+  const failed = compactionFailure(error, store?.provider.value ?? null)
+  return html`<div class="chat-compaction-failed" role="alert">
+    <span class="chat-compaction-text">${failed.text}</span>
+    ${failed.detail && html` <span class="chat-compaction-detail">${failed.detail}</span>`}
+    ${failed.settings && html` <button type="button" class="link-button provider-configure" onClick=${openSettings}>Open settings</button>`}
+    <button
+      type="button"
+      class="link-button chat-compaction-dismiss"
+      aria-label="Dismiss this message about the compaction"
+      onClick=${() => (thread.compaction.value = null)}
+    >
+      Dismiss
+    </button>
   </div>`
 }

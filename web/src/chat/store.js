@@ -71,6 +71,8 @@ export class Thread {
     /** @type {Map<string, Signal<string>>} message id -> text not yet in a durable part */
     this.streaming = new Map()
     this.retry = signal(/** @type {Record<string, any> | null} */ (null))
+    // The last "Compact now" that failed ({type, message}), until a compaction or a step.
+    this.compaction = signal(/** @type {{type: string, message: string} | null} */ (null))
     // The prompt UI's: reasoning streamed by deltas, tool arguments as they stream, the
     // prompts sent while a turn ran (queued until delivered), and each turn's token usage.
     /** @type {Map<string, Signal<string>>} message id -> reasoning not yet in a durable part */
@@ -107,6 +109,7 @@ export class Thread {
       this.chunks.value = []
       this.older.value = { cursor: null, loading: false, done: true }
       this.retry.value = null
+      this.compaction.value = null
       this.error.value = null
       this.state.value = "idle"
     })
@@ -183,6 +186,15 @@ export class Thread {
       if (chunk.ids.value.includes(id)) chunk.ids.value = chunk.ids.value.filter((x) => x !== id)
   }
 
+  /** A "Compact now" failed after its summary request's retries: no retry waits now (no
+   * durable event ends the banner), and the failure shows until the next compaction or step. */
+  compactionFailed(error) {
+    batch(() => {
+      this.retry.value = null
+      this.compaction.value = error
+    })
+  }
+
   /** Ends the retry banner and the live parts a durable event supersedes. */
   #settleLive(event) {
     const { type, data } = event
@@ -251,6 +263,8 @@ export class Thread {
     if (event.seq <= this.seq) return false // replayed or duplicated: already applied
     this.seq = event.seq
     const id = event.data?.message_id
+    if (event.type === "session.compacted" || event.type === "session.step.started")
+      this.compaction.value = null
     if (event.type === "session.retry.scheduled")
       this.retry.value = { ...event.data, created: event.created }
     else if (event.type === "session.step.ended" || event.type === "session.step.started")
@@ -509,6 +523,9 @@ export function createChatStore({ request }) {
     if (!sid) return
     if (type === "session.status" && data.status) {
       changeSession(sid, (s) => ((s.status = data.status), s))
+    } else if (type === "session.compaction.failed" && data.error) {
+      // "Compact now" failed, retries and all (in this window or another).
+      threads.get(sid)?.compactionFailed(data.error)
     } else if (type === "session.text.delta" && data.message_id) {
       const text = thread(sid).streamOf(data.message_id)
       text.value += data.delta ?? ""
@@ -612,7 +629,15 @@ export function createChatStore({ request }) {
 
   /** Compacts the session's history for the model now; the session comes back. */
   async function compactNow(sessionId) {
-    const { data } = await request("POST", `/api/session/${enc(sessionId)}/compact`, {})
+    let data
+    try {
+      ;({ data } = await request("POST", `/api/session/${enc(sessionId)}/compact`, {}))
+    } catch (error) {
+      // It failed, retries and all (a 409 leaves a running turn's banner alone).
+      if (error?.type === "context.compaction_failed")
+        thread(sessionId).compactionFailed({ type: error.type, message: error.message })
+      throw error
+    }
     if (data?.id) upsertSession(data)
     return data ?? null
   }
