@@ -1,7 +1,15 @@
 import { describe, expect, test } from "vitest"
 import { signal } from "@preact/signals"
-import { applyCheckpointEvent, revertPending, summary, turnChanges } from "../src/chat/changes.js"
+import {
+  applyCheckpointEvent,
+  isExpired,
+  noteExpired,
+  revertPending,
+  summary,
+  turnChanges,
+} from "../src/chat/changes.js"
 import { lineKind } from "../src/chat/diff-view.js"
+import { checkpointError } from "../src/chat/error-words.js"
 
 const file = (path, additions, deletions) => ({ path, status: "modified", additions, deletions })
 const tree = "a".repeat(40)
@@ -86,4 +94,35 @@ test("patch lines are classed by kind", () => {
     "meta",
     "meta",
   ])
+})
+
+describe("a turn older than the snapshots kept", () => {
+  const expired = {
+    type: "checkpoint.expired",
+    message: "Checkpoints are kept for the last 100 turns of a session: this one is older.",
+  }
+
+  test("is said in plain words; any other refusal keeps the service's sentence", () => {
+    expect(checkpointError(expired, "undo")).toBe(
+      "This turn is too old to undo: Desk keeps the last 100 turns' snapshots.",
+    )
+    expect(checkpointError({ ...expired, message: "the last 7 turns" }, "show its changes")).toBe(
+      "This turn is too old to show its changes: Desk keeps the last 7 turns' snapshots.",
+    )
+    expect(checkpointError({ type: "session.busy", message: "A turn runs." }, "undo")).toBe(
+      "A turn runs.",
+    )
+  })
+
+  test("is known for the refused turn and every earlier one, from a 409 only", () => {
+    const thread = { ids: signal(["u1", "a1", "u2", "a2", "u3", "a3"]) }
+    noteExpired(thread, "u2", { type: "session.busy", message: "" })
+    expect(isExpired(thread, "u2")).toBe(false)
+    noteExpired(thread, "u2", expired)
+    expect(["u1", "u2", "u3"].map((id) => isExpired(thread, id))).toEqual([true, true, false])
+    noteExpired(thread, "u1", expired) // an earlier one changes nothing
+    expect(isExpired(thread, "u2")).toBe(true)
+    noteExpired(thread, "u3", expired)
+    expect(isExpired(thread, "u3")).toBe(true)
+  })
 })

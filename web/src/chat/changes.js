@@ -1,19 +1,45 @@
 // Checkpoints in the chat: each turn's "N files changed +a −d" (from its steps' `checkpoint`
 // records), the session's total changes in the header, and the per-message actions: "Revert to
 // here" (with a confirmation listing the files and any conflicts), "Undo revert" on reverted
-// messages, "Fork from here". The diff view itself is diff-view.js.
+// messages, "Fork from here". The diff view itself is diff-view.js. A turn older than the
+// checkpoints kept (409 checkpoint.expired) says so on the turn and offers no revert, nor do
+// the turns before it (retention keeps a session's latest turns).
 
 import { computed, signal } from "@preact/signals"
 import { useEffect, useRef, useState } from "preact/hooks"
 import { api } from "../api.js"
 import { html } from "./html.js"
 import { openDiff } from "./diff-view.js"
+import { checkpointError, keptTurns } from "./error-words.js"
 import "./checkpoints.css"
 
 const enc = encodeURIComponent
 
-/** The revert being confirmed: {sessionId, messageId} or null. */
+/** The revert being confirmed: {sessionId, messageId, thread} or null. */
 const confirming = signal(null)
+
+const expiries = new WeakMap() // thread -> signal({user, turns} | null): the latest turn refused
+
+function expiry(thread) {
+  let found = expiries.get(thread)
+  if (!found) expiries.set(thread, (found = signal(null)))
+  return found
+}
+
+/** Whether the turn of user message `user` is known to be older than the snapshots kept. */
+export function isExpired(thread, user) {
+  const latest = expiry(thread).value
+  if (!latest) return false
+  const ids = thread.ids.value
+  const at = ids.indexOf(user)
+  return at >= 0 && at <= ids.indexOf(latest.user)
+}
+
+/** Learns from a 409 `checkpoint.expired` for the turn of `user` (and so every earlier one). */
+export function noteExpired(thread, user, error) {
+  if (!thread || !user || error?.type !== "checkpoint.expired" || isExpired(thread, user)) return
+  expiry(thread).value = { user, turns: keptTurns(error) }
+}
 
 /**
  * `ids` in list order, `message(id)` the message: a Map from the id of each turn's last
@@ -95,11 +121,17 @@ export function TurnChanges({ thread, messageId }) {
   const turn = of(thread).turns.value.get(messageId)
   if (!turn) return null
   const label = summary(turn.files.size, turn.additions, turn.deletions)
+  if (turn.user && isExpired(thread, turn.user))
+    return html`<span class="turn-changes turn-expired" data-expired="true"
+      >${label} · too old to show: Desk keeps the last ${expiry(thread).value.turns} turns'
+      snapshots</span
+    >`
   return html`<button
     type="button"
     class="link-button turn-changes"
     title="Show the diff of this turn"
-    onClick=${() => openDiff(thread.sessionId, turn.user, label)}
+    onClick=${() =>
+      openDiff(thread.sessionId, turn.user, label, (e) => noteExpired(thread, turn.user, e))}
   >
     ${label}
   </button>`
@@ -144,6 +176,8 @@ export function MessageActions({ thread, store, message, busy }) {
     }
   }
   const sid = thread.sessionId
+  const expired = message.type === "user" && isExpired(thread, message.id)
+  const latest = expired && expiry(thread).value
   return html`<div
     class="message-actions"
     data-for=${message.id}
@@ -152,14 +186,21 @@ export function MessageActions({ thread, store, message, busy }) {
     ${
       message.type === "user" &&
       !message.reverted &&
+      !expired &&
       html`<button
         type="button"
         class="link-button revert-here"
         disabled=${busy}
-        onClick=${() => (confirming.value = { sessionId: sid, messageId: message.id })}
+        onClick=${() => (confirming.value = { sessionId: sid, messageId: message.id, thread })}
       >
         Revert to here
       </button>`
+    }
+    ${
+      latest?.user === message.id &&
+      html`<span class="turn-expired" role="status"
+        >This turn is too old to undo: Desk keeps the last ${latest.turns} turns' snapshots.</span
+      >`
     }
     ${
       message.reverted &&
@@ -207,10 +248,14 @@ function RevertConfirm({ target, onClose }) {
   const [error, setError] = useState(null)
   const [working, setWorking] = useState(false)
   const path = `/api/session/${enc(target.sessionId)}/revert`
+  const failed = (e) => {
+    noteExpired(target.thread, target.messageId, e)
+    setError(checkpointError(e, "undo"))
+  }
   useEffect(() => {
     api("POST", path, { body: { message_id: target.messageId, preview: true } }).then(
       setPlan,
-      (e) => setError(e.message),
+      failed,
     )
   }, [target])
   const run = async (force) => {
@@ -219,7 +264,7 @@ function RevertConfirm({ target, onClose }) {
       await api("POST", path, { body: { message_id: target.messageId, force } })
       onClose()
     } catch (e) {
-      setError(e.message)
+      failed(e)
       setWorking(false)
     }
   }

@@ -5,17 +5,19 @@
 import { signal } from "@preact/signals"
 import { useEffect, useRef, useState } from "preact/hooks"
 import { api } from "../api.js"
+import { checkpointError } from "./error-words.js"
 import { html } from "./html.js"
 import { UnifiedDiff } from "./unified-diff.js"
 
 const enc = encodeURIComponent
 const STATUS = { added: "A", modified: "M", deleted: "D" }
 
-/** The diff shown: {sessionId, messageId (null: the whole session), title} or null. */
+/** The diff shown: {sessionId, messageId (null: the whole session), title, failed?} or null. */
 const shown = signal(null)
 
-export function openDiff(sessionId, messageId, title) {
-  shown.value = { sessionId, messageId, title }
+/** Shows the changes of the turn answering `messageId`; `failed(error)` hears a refusal. */
+export function openDiff(sessionId, messageId, title, failed = () => {}) {
+  shown.value = { sessionId, messageId, title, failed }
 }
 
 export { lineKind } from "./unified-diff.js"
@@ -46,7 +48,10 @@ function DiffBody({ target }) {
     const query = target.messageId ? `?message_id=${enc(target.messageId)}` : ""
     api("GET", `/api/session/${enc(target.sessionId)}/changes${query}`).then(
       (data) => setFiles(data?.files ?? []),
-      (e) => setError(e.message),
+      (e) => {
+        target.failed?.(e)
+        setError(checkpointError(e, "show its changes"))
+      },
     )
   }, [target])
   if (error) return html`<p class="form-error" role="alert">${error}</p>`

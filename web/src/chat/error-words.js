@@ -84,6 +84,19 @@ export function compactionFailure(error, provider = null) {
   }
 }
 
+/** How many turns' snapshots the service keeps, as its checkpoint.expired message says. */
+export const keptTurns = (error) =>
+  Number(/\blast (\d+) turns\b/.exec(error?.message ?? "")?.[1]) || 100
+
+/**
+ * A revert's or diff's error in plain words: for a 409 `checkpoint.expired`, that the turn is
+ * too old to `what` ("undo", "show its changes"); otherwise the service's message.
+ */
+export function checkpointError(error, what) {
+  if (error?.type !== "checkpoint.expired") return error?.message ?? String(error)
+  return `This turn is too old to ${what}: Desk keeps the last ${keptTurns(error)} turns' snapshots.`
+}
+
 /** The failed turn's notice: plain words, the provider's own words, the way out. */
 export function TurnError({ error, provider, onRetry }) {
   const plain = plainError(error, provider)
