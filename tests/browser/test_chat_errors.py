@@ -65,23 +65,25 @@ def test_a_refused_key_is_said_plainly_with_status_and_host_and_retry_uses_the_n
 def test_an_unreachable_provider_names_its_host_and_opens_the_settings(
     page: Page, agent_service: Service
 ) -> None:
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    configure(agent_service, f"http://127.0.0.1:{port}/v1")
-    sid = create_session(agent_service)
-    open_chat(page, agent_service, sid)
-    send(page, "hello?")
-    # Retried with back-off first: the banner already says it plainly, with the way out.
-    banner = page.locator(".chat-retry")
-    plain = (
-        f"Desk could not reach the provider at 127.0.0.1:{port}. Check the base URL in the "
-        "settings and that the provider is running."
-    )
-    expect(banner).to_contain_text(plain)
-    expect(banner).not_to_contain_text("ClientConnectorError")
-    banner.get_by_role("button", name="Open settings").click()
-    expect(page.locator("dialog.settings-dialog")).to_be_visible()
+    # A port bound for the whole test but never listened on: connecting is refused, and no
+    # other process (a busy machine starts services on free ports) can take it meanwhile.
+    with socket.socket() as unreachable:
+        unreachable.bind(("127.0.0.1", 0))
+        port = unreachable.getsockname()[1]
+        configure(agent_service, f"http://127.0.0.1:{port}/v1")
+        sid = create_session(agent_service)
+        open_chat(page, agent_service, sid)
+        send(page, "hello?")
+        # Retried with back-off first: the banner already says it plainly, with the way out.
+        banner = page.locator(".chat-retry")
+        plain = (
+            f"Desk could not reach the provider at 127.0.0.1:{port}. Check the base URL in the "
+            "settings and that the provider is running."
+        )
+        expect(banner).to_contain_text(plain)
+        expect(banner).not_to_contain_text("ClientConnectorError")
+        banner.get_by_role("button", name="Open settings").click()
+        expect(page.locator("dialog.settings-dialog")).to_be_visible()
 
 
 def test_not_sent_goes_away_when_the_service_is_back(page: Page, service: Service) -> None:
