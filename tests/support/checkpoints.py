@@ -13,7 +13,7 @@ from typing import Any
 
 import aiohttp
 
-from tests.support.serve_process import spawn_serve
+from tests.support.serve_process import READY_DEADLINE, spawn_serve
 from tests.support.wait import wait_for
 
 DEADLINE = 30.0
@@ -129,5 +129,5 @@ class Service:
         return list(await self.get(f"/api/session/{sid}/message?limit=200"))
 
 
-async def start(log: Path) -> Service:
-    return Service(*await spawn_serve(log))
+async def start(log: Path, ready_within: float = READY_DEADLINE) -> Service:
+    return Service(*await spawn_serve(log, ready_within))
