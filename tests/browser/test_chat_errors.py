@@ -94,5 +94,8 @@ def test_not_sent_goes_away_when_the_service_is_back(page: Page, service: Servic
     send(page, "into the void")
     expect(page.locator(".composer-error")).to_contain_text("Not sent")
     service.start()
+    # The page finds the service back on its own schedule (a probe every 3 s while offline,
+    # then the stream): the error goes once it is connected, not within 5 s of the start.
+    page.wait_for_function("() => window.__desk.state().connection === 'connected'")
     expect(page.locator(".composer-error")).to_have_count(0)
     expect(page.locator(".composer-input")).to_have_value("into the void")
