@@ -67,6 +67,13 @@ def _only(body: dict[str, object], *names: str) -> None:
         raise _invalid(f"Unknown field(s): {', '.join(sorted(unknown))}.")
 
 
+def _path_text(name: str, value: str) -> str:
+    """A folder as typed: a path the system can look up (no NUL character)."""
+    if "\x00" in value:
+        raise _invalid(f"{name} must not contain a NUL character.")
+    return value
+
+
 def expand_home(directory: str) -> str:
     """`~` and `~/...` name the service user's home folder; any other path is kept as given."""
     if directory == "~":
@@ -101,7 +108,7 @@ async def create_session(request: web.Request) -> web.Response:
     if directory == "":
         raise _invalid("directory must not be empty.")
     if directory is not None:
-        directory = expand_home(directory)
+        directory = expand_home(_path_text("directory", directory))
     confirm = body.get("confirm", False)
     if not isinstance(confirm, bool):
         raise _invalid("confirm must be true or false.")
@@ -120,7 +127,7 @@ async def create_session(request: web.Request) -> web.Response:
 
 async def folder(request: web.Request) -> web.Response:
     """The service's own folder (a session's default) and, given `path`, where it leads."""
-    path = request.query.get("path", "")
+    path = _path_text("path", request.query.get("path", ""))
     if len(path) > MAX_DIRECTORY:
         raise _invalid(f"path must be at most {MAX_DIRECTORY} characters.")
     default, _ = await asyncio.to_thread(resolve_folder, None)

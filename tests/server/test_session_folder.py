@@ -103,3 +103,16 @@ async def test_the_folder_route_refuses_an_over_long_path(
 async def test_the_folder_route_needs_the_token(client: TestClient) -> None:
     response = await client.get("/api/folder")
     assert response.status == 401
+
+
+async def test_a_path_with_a_nul_character_is_a_400_on_both_routes(
+    client: TestClient, auth: dict[str, str], home: Path
+) -> None:
+    status, body = await create(client, auth, directory="~/pro\x00ject")
+    assert status == 400, body
+    assert "NUL" in body["error"]["message"]
+    response = await client.get("/api/folder", params={"path": "/tmp/a\x00b"}, headers=auth)
+    assert response.status == 400
+    assert "NUL" in (await response.json())["error"]["message"]
+    listed = await client.get("/api/session", headers=auth)
+    assert (await listed.json())["data"] == []
