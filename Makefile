@@ -10,7 +10,7 @@ WEB_SOURCES := $(shell find web/src web/public web/scripts -type f 2>/dev/null) 
 PY_BUILD_INPUTS := pyproject.toml setup.py $(wildcard native/*)
 PY_PATHS := desktop tests bench native scripts setup.py build.spec
 
-.PHONY: run test check fix lint typecheck jstest pytest fast-tests package wheel setup setup-test clean
+.PHONY: run test check fix lint typecheck jstest pytest pytest-ui pytest-rest fast-tests package wheel setup setup-test clean
 
 run: setup
 	$(BIN)/desk
@@ -78,9 +78,20 @@ typecheck: $(STAMPS)/venv
 jstest: web/node_modules/.package-lock.json
 	cd web && npm test --silent
 
-# Every test, then the ten slowest.
+# Every test, then the ten slowest of each half. The tests that drive Chromium, the window or
+# the bundle run in one pytest and all the others in a second beside it (each half is serial,
+# and each prints whole when it ends): the two cores are busy with one half while the other
+# waits on a page, a window or a build.
 pytest: setup-test
-	$(BIN)/pytest -q --durations=10
+	@$(MAKE) --no-print-directory -j2 --output-sync=target pytest-ui pytest-rest
+
+UI_TESTS := browser or desktop or package
+
+pytest-ui:
+	$(BIN)/pytest -q --durations=10 -m "$(UI_TESTS)"
+
+pytest-rest:
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/pytest -q --durations=10 -m "not ($(UI_TESTS))"
 
 # Python may cache compiled modules even where PYTHONDONTWRITEBYTECODE is set: else every
 # worker, `desk serve` and PTY host the tests start compiles Desk's sources again. Three
