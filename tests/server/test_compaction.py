@@ -17,7 +17,13 @@ from desktop.agent.fitting import COMPACTION_FAILED
 from desktop.config import Settings
 from desktop.server.app import create_app
 from tests.support.app import TOKEN, ClientFactory
-from tests.support.compaction import SUMMARY, WINDOW, is_summary, prose, summaries
+from tests.support.compaction import (
+    WINDOW,
+    is_summary,
+    prose,
+    refused_summaries,
+    summaries,
+)
 from tests.support.fake_provider import (
     Call,
     FakeProvider,
@@ -160,19 +166,9 @@ async def test_a_single_tool_output_larger_than_the_window_is_cut_with_a_note(
 
 def overflowing_summaries(times: int) -> Callable[[Any], Reply | None]:
     """The first `times` summary requests are refused as too long; later ones answer."""
-    seen = 0
-
-    def route(body: Any) -> Reply | None:
-        nonlocal seen
-        if not is_summary(body):
-            return None
-        seen += 1
-        if seen <= times:
-            answer = overflow_answer("openai", WINDOW, WINDOW + 10)
-            return Reply(status=400, body=answer)
-        return text_reply(SUMMARY)
-
-    return route
+    return refused_summaries(
+        times, Reply(status=400, body=overflow_answer("openai", WINDOW, WINDOW + 10))
+    )
 
 
 async def test_a_summary_request_that_overflows_is_sent_again_in_smaller_pieces(

@@ -4,65 +4,27 @@ compaction goes through. Real app, real SQLite, the strict fake provider."""
 
 from __future__ import annotations
 
-import random
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient
 
-from desktop.agent.compaction import SUMMARY_SYSTEM
 from desktop.config import Settings
 from desktop.server.app import create_app
 from desktop.server.appkeys import ENGINE
 from tests.support.agent_app import AUTH
 from tests.support.app import TOKEN, ClientFactory
+from tests.support.compaction import SUMMARY, WINDOW, is_summary, prose, refused_summaries
 from tests.support.fake_provider import (
     Call,
     FakeProvider,
-    Reply,
-    count_text,
     error_reply,
     text_reply,
     tool_call_reply,
 )
 from tests.support.host import stop_host
 from tests.support.runner import configure, log, new_session, prompt, until_event, until_idle
-
-WINDOW = 8000
-SUMMARY = "Goal: read the notes.\nDone: read them.\nLeft: nothing."
-
-
-def is_summary(body: Any) -> bool:
-    first = body["messages"][0] if body.get("messages") else {}
-    return first.get("role") == "system" and first.get("content") == SUMMARY_SYSTEM
-
-
-def refused_first(refusal: Reply) -> Callable[[Any], Reply | None]:
-    """The first summary request gets `refusal`, later ones the summary."""
-    seen = 0
-
-    def route(body: Any) -> Reply | None:
-        nonlocal seen
-        if not is_summary(body):
-            return None
-        seen += 1
-        return refusal if seen == 1 else text_reply(SUMMARY)
-
-    return route
-
-
-def prose(tokens: int, seed: int) -> str:
-    """Plain words in lines of twelve, which the fake counts as about `tokens` tokens."""
-    rng = random.Random(seed)
-    words: list[str] = []
-    counted = 0
-    while counted < tokens:
-        word = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9)))
-        words.append(word)
-        counted += count_text(word)
-    return "\n".join(" ".join(words[i : i + 12]) for i in range(0, len(words), 12))
 
 
 @pytest.fixture
@@ -96,7 +58,7 @@ async def test_compact_now_retries_a_rate_limited_summary_after_its_retry_after(
 ) -> None:
     sid = await new_session(service, AUTH, str(tmp_path))
     await read_notes(service, fake, tmp_path, sid, 3)
-    fake.route = refused_first(error_reply(429, retry_after_ms="300"))
+    fake.route = refused_summaries(1, error_reply(429, retry_after_ms="300"))
     response = await service.post(f"/api/session/{sid}/compact", headers=AUTH)
     assert response.status == 200, await response.text()
     events = await log(service, AUTH, sid)
@@ -120,7 +82,9 @@ async def test_a_turns_compaction_retries_a_failing_summary_and_the_turn_is_answ
     fake.window = WINDOW  # counted and reported by the fake, stated by its model list
     fake.models = [{"id": "fake-model", "context_length": WINDOW}]
     sid = await new_session(service, AUTH, str(tmp_path))
-    fake.route = refused_first(error_reply(503, "Upstream overloaded", error_type="server_error"))
+    fake.route = refused_summaries(
+        1, error_reply(503, "Upstream overloaded", error_type="server_error")
+    )
     await read_notes(service, fake, tmp_path, sid, 6)
     events = await log(service, AUTH, sid)
     assert [e for e in events if e["type"] == "session.compacted"]

@@ -1,9 +1,10 @@
 """What the context-compaction tests share: the fake's window, the summary it answers with, the
-route that answers summary requests, and prose of a known token count."""
+routes that answer (or first refuse) summary requests, and prose of a known token count."""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 from desktop.agent.compaction import SUMMARY_SYSTEM
@@ -34,3 +35,18 @@ def is_summary(body: Any) -> bool:
 def summaries(body: Any) -> Reply | None:
     """A fake provider route: SUMMARY for a summary request, the script otherwise."""
     return text_reply(SUMMARY) if is_summary(body) else None
+
+
+def refused_summaries(times: int, refusal: Reply) -> Callable[[Any], Reply | None]:
+    """A fake provider route: the first `times` summary requests get `refusal`, later ones
+    SUMMARY; the script answers the rest."""
+    seen = 0
+
+    def route(body: Any) -> Reply | None:
+        nonlocal seen
+        if not is_summary(body):
+            return None
+        seen += 1
+        return refusal if seen <= times else text_reply(SUMMARY)
+
+    return route
