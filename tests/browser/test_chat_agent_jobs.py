@@ -8,12 +8,14 @@ tab while they use the terminals."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from tests.support.axe import violations
 from tests.support.browser_agent import job_row, shell_call
@@ -48,7 +50,18 @@ def tab_in_strip(page: Page, pty_id: str) -> dict[str, float]:
     )
 
 
+IN_STRIP_VIEW = """(id) => {
+    const strip = document.getElementById('tab-strip').getBoundingClientRect()
+    const tab = document.querySelector(`.tab[data-id='${id}']`)?.getBoundingClientRect()
+    return !!tab && tab.left >= strip.left - 0.5 && tab.right <= strip.right + 0.5
+}"""
+
+
 def assert_in_strip_view(page: Page, pty_id: str) -> None:
+    """The tab comes into the strip's view (the page scrolls it there in the frame after it
+    renders the list or the activation)."""
+    with contextlib.suppress(PlaywrightTimeoutError):
+        page.wait_for_function(IN_STRIP_VIEW, arg=pty_id, timeout=5000)
     box = tab_in_strip(page, pty_id)
     assert box["left"] >= box["stripLeft"] - 0.5, box
     assert box["right"] <= box["stripRight"] + 0.5, box
@@ -286,3 +299,24 @@ def test_the_window_title_names_the_session_while_the_person_chats(
     expect(page).to_have_title("Billing — Desk")
     page.locator(".chat-messages").click()
     expect(page).to_have_title("Billing — Desk")
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_the_active_tab_stays_in_view_when_its_groups_label_grows(
+    page: Page, service: Service, tmp_path: Path, size: tuple[int, int]
+) -> None:
+    page.set_viewport_size({"width": size[0], "height": size[1]})
+    sid = create_session(service, "API", directory=str(tmp_path))
+    ids = [
+        service.request("POST", "/api/pty", {"group": sid, "title": f"shell-{n}"})["id"]
+        for n in range(16)
+    ]
+    open_chat(page, service, sid)
+    page.wait_for_function("(n) => window.__desk.terminals().length === n", arg=len(ids))
+    page.evaluate("(id) => window.__desk.activate(id)", ids[-1])
+    assert_in_strip_view(page, ids[-1])
+    # The session's new title widens its label, which pushes every tab of the group along.
+    service.request("PATCH", f"/api/session/{sid}", {"title": "Payments API and the ledger"})
+    label = page.locator(".tab-group-label").filter(has_text="Payments API")
+    expect(label).to_be_visible()
+    assert_in_strip_view(page, ids[-1])

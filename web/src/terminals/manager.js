@@ -46,6 +46,11 @@ export class TerminalManager {
     this.lastInGroup = new Map() // group key -> the tab last active in it
     this.openedJobs = loadOpenedJobs() // agent jobs the person opened as tabs here
     this.scrolledTo = null // the active tab last scrolled into view
+    this.stripScrolled = false // the person scrolled the strip since then
+    // A group's label or chip that grows later (a session's title arriving after the list)
+    // pushes the tabs after it along: the active one is brought back unless the person
+    // scrolled the strip away from it.
+    this.stripResize = new ResizeObserver(() => this.revealActive(false))
     this.jobMenu = new JobMenu({
       jobsOf: (key) => this.jobsOf(key),
       labelOf: (key) => groupLabel(key),
@@ -555,6 +560,8 @@ export class TerminalManager {
       activeGroup,
       jobsOf: (key) => this.jobsOf(key),
     })
+    this.stripResize.disconnect()
+    for (const section of this.el.strip.children) this.stripResize.observe(section)
     this.jobMenu.refresh()
     const grouped = groups.some((group) => group.key !== null)
     this.el.newTab.classList.toggle("apart", grouped)
@@ -587,8 +594,10 @@ export class TerminalManager {
   /** Scrolls the strip to a newly active tab (or, `again`, to the active one after a move). */
   revealActive(again = true) {
     const tab = this.activeTab()
-    if (!tab || !tab.tabEl.isConnected || (!again && this.scrolledTo === tab.id)) return
+    if (!tab || !tab.tabEl.isConnected) return
+    if (!again && this.scrolledTo === tab.id && this.stripScrolled) return
     this.scrolledTo = tab.id
+    this.stripScrolled = false
     const strip = this.el.strip
     const box = tab.tabEl.getBoundingClientRect()
     const view = strip.getBoundingClientRect()
@@ -664,6 +673,9 @@ export class TerminalManager {
 
   #wireStrip() {
     const strip = this.el.strip
+    const scrolled = () => (this.stripScrolled = true)
+    strip.addEventListener("wheel", scrolled, { passive: true })
+    strip.addEventListener("touchmove", scrolled, { passive: true })
     strip.addEventListener("click", (event) => {
       const chip = event.target.closest?.(".tab-jobs")
       if (chip) {
