@@ -50,6 +50,20 @@ def tab_in_strip(page: Page, pty_id: str) -> dict[str, float]:
     )
 
 
+def session_with_tabs(
+    page: Page, service: Service, title: str, folder: Path
+) -> tuple[str, list[str]]:
+    """A session in `folder` with 16 terminals, more than the strip shows, open in the page."""
+    sid = create_session(service, title, directory=str(folder))
+    ids = [
+        service.request("POST", "/api/pty", {"group": sid, "title": f"shell-{n}"})["id"]
+        for n in range(16)
+    ]
+    open_chat(page, service, sid)
+    page.wait_for_function("(n) => window.__desk.terminals().length === n", arg=len(ids))
+    return sid, ids
+
+
 IN_STRIP_VIEW = """(id) => {
     const strip = document.getElementById('tab-strip').getBoundingClientRect()
     const tab = document.querySelector(`.tab[data-id='${id}']`)?.getBoundingClientRect()
@@ -209,13 +223,7 @@ def test_the_active_tab_is_scrolled_into_view_and_each_plus_says_what_it_opens(
     page.set_viewport_size({"width": size[0], "height": size[1]})
     folder = tmp_path / "payments"
     folder.mkdir()
-    sid = create_session(service, "Payments API", directory=str(folder))
-    ids = [
-        service.request("POST", "/api/pty", {"group": sid, "title": f"shell-{n}"})["id"]
-        for n in range(16)
-    ]
-    open_chat(page, service, sid)
-    page.wait_for_function("(n) => window.__desk.terminals().length === n", arg=len(ids))
+    sid, ids = session_with_tabs(page, service, "Payments API", folder)
 
     plain, in_session = plus_buttons(page)
     expect(plain).to_have_attribute(
@@ -306,13 +314,7 @@ def test_the_active_tab_stays_in_view_when_its_groups_label_grows(
     page: Page, service: Service, tmp_path: Path, size: tuple[int, int]
 ) -> None:
     page.set_viewport_size({"width": size[0], "height": size[1]})
-    sid = create_session(service, "API", directory=str(tmp_path))
-    ids = [
-        service.request("POST", "/api/pty", {"group": sid, "title": f"shell-{n}"})["id"]
-        for n in range(16)
-    ]
-    open_chat(page, service, sid)
-    page.wait_for_function("(n) => window.__desk.terminals().length === n", arg=len(ids))
+    sid, ids = session_with_tabs(page, service, "API", tmp_path)
     page.evaluate("(id) => window.__desk.activate(id)", ids[-1])
     assert_in_strip_view(page, ids[-1])
     # The session's new title widens its label, which pushes every tab of the group along.

@@ -9,8 +9,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from desktop.process.liveness import is_alive
 from tests.support.wait import wait_until
 
@@ -22,7 +20,6 @@ asyncio.run(run_git(["checkout"], {"PATH": sys.argv[1]}))
 """
 
 
-@pytest.mark.skipif(sys.platform != "linux", reason="the parent-death signal is Linux's")
 def test_a_git_still_running_when_its_service_is_killed_dies_with_it(tmp_path: Path) -> None:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
